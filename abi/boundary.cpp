@@ -1,0 +1,109 @@
+#include "abi/boundary.h"
+
+#include <lean/mimalloc.h>
+
+#include "runtime/counters.h"
+
+namespace tlrt::abi {
+namespace {
+
+void finalize_buffer(void* data) {
+  torchlean_cuda_buffer_drop_unboxed(static_cast<torchlean_cuda_buffer*>(data));
+  wrapper_counter().remove(1);
+}
+
+// Applies Lean's visitor to the retained format object (the only Lean object a record holds).
+void visit_buffer(void* data, b_lean_obj_arg visitor) {
+  auto* rec = static_cast<torchlean_cuda_buffer*>(data);
+  if (rec->format == nullptr) return;
+  lean_inc(visitor);
+  lean_inc(rec->format);
+  lean_dec(lean_apply_1(visitor, rec->format));
+}
+
+}  // namespace
+
+lean_external_class* buffer_class() {
+  static lean_external_class* cls = lean_register_external_class(finalize_buffer, visit_buffer);
+  return cls;
+}
+
+lean_obj_res box(std::unique_ptr<Buffer> buffer) {
+  auto* rec = new torchlean_cuda_buffer{std::move(buffer), nullptr, 1};
+  return torchlean_cuda_buffer_box(rec);
+}
+
+torchlean_cuda_buffer* record_of(b_lean_obj_arg object, const char* op) {
+  if (lean_is_scalar(object) || !lean_is_external(object)) {
+    panic(std::string("tlrt: ") + op + ": argument is not a buffer object");
+  }
+  if (lean_get_external_class(object) != buffer_class()) {
+    fail(ErrorKind::invalid_argument, op, "external object is not a tlrt buffer");
+  }
+  return static_cast<torchlean_cuda_buffer*>(lean_get_external_data(object));
+}
+
+Buffer& live_buffer(b_lean_obj_arg object, const char* op) {
+  torchlean_cuda_buffer* rec = record_of(object, op);
+  if (rec->format != nullptr) {
+    fail(ErrorKind::invalid_argument, op, "expected a real (float32/float64) buffer, got an "
+                                          "encoded buffer");
+  }
+  require_live(*rec->buffer, op);
+  return *rec->buffer;
+}
+
+void panic(const std::string& message) { lean_internal_panic(message.c_str()); }
+
+lean_obj_res io_error(ErrorKind kind, const std::string& message) {
+  lean_object* text = lean_mk_string(message.c_str());
+  lean_object* err = kind == ErrorKind::out_of_memory
+                         ? lean_mk_io_error_resource_exhausted(0, text)
+                         : lean_mk_io_error_other_error(0, text);
+  return lean_io_result_mk_error(err);
+}
+
+}  // namespace tlrt::abi
+
+using tlrt::abi::buffer_class;
+
+extern "C" {
+
+// Borrowed argument; returns the record without touching reference counts.
+torchlean_cuda_buffer* torchlean_cuda_buffer_unbox(b_lean_obj_arg object) {
+  return tlrt::abi::unguarded_call([&] { return tlrt::abi::record_of(object, "unbox"); });
+}
+
+// Takes ownership of `buffer`; returns a new owned Lean object.
+lean_obj_res torchlean_cuda_buffer_box(torchlean_cuda_buffer* buffer) {
+  lean_object* obj = lean_alloc_external(buffer_class(), buffer);
+  tlrt::wrapper_counter().add(1);
+  return obj;
+}
+
+// An unwrapped, uninitialised float32 record of n elements on the selected device.
+torchlean_cuda_buffer* torchlean_cuda_buffer_alloc(size_t n) {
+  return tlrt::abi::pure_call([&] {
+    if (n > static_cast<size_t>(INT64_MAX)) {
+      tlrt::fail(tlrt::ErrorKind::invalid_argument, "alloc", "n exceeds INT64_MAX");
+    }
+    auto b = tlrt::Buffer::allocate(tlrt::default_backend(), tlrt::Dtype::f32, n, "alloc");
+    return new torchlean_cuda_buffer{std::move(b), nullptr, 1};
+  });
+}
+
+// Destroys a record that was never wrapped (also the finaliser's body). Null is a no-op.
+void torchlean_cuda_buffer_drop_unboxed(torchlean_cuda_buffer* buffer) {
+  if (buffer == nullptr) return;
+  lean_object* format = buffer->format;
+  delete buffer;  // retires the payload (payload counters) unless already released
+  if (format != nullptr) lean_dec(format);
+}
+
+// Host-only: asks Lean's mimalloc heap to return free pages. Device memory is untouched.
+uint32_t torchlean_runtime_collect_allocator(uint32_t) {
+  mi_collect(false);
+  return 1;
+}
+
+}  // extern "C"

@@ -1,0 +1,98 @@
+// The Lean edge of tlrt: the external buffer class, boxing and unboxing, and the two failure
+// conventions of SPEC-runtime section 3. Pure symbols run their body through `pure_call`
+// (a tlrt::Error or any other exception becomes lean_internal_panic); IO symbols through `io_call`
+// (out-of-memory becomes IO.Error.resourceExhausted, everything else IO.Error.otherError). Both
+// run the one-time initialisation and make the selected device current for the call. No exception
+// ever leaves these helpers.
+#pragma once
+
+#include <lean/lean.h>
+
+#include <cstdint>
+#include <exception>
+#include <memory>
+#include <new>
+#include <string>
+#include <utility>
+
+#include "runtime/buffer.h"
+#include "runtime/context.h"
+#include "runtime/error.h"
+#include "tlrt/torchlean_abi.h"
+
+struct torchlean_cuda_buffer {
+  std::unique_ptr<tlrt::Buffer> buffer;  // never null; released buffers keep their record
+  lean_object* format = nullptr;         // encoded buffers: the retained FloatFormat
+  uint64_t width = 1;                    // bytes per encoded word; 1 for native buffers
+};
+
+namespace tlrt::abi {
+
+lean_external_class* buffer_class();
+
+// Wraps a runtime buffer in a new Lean object (wrapper counters move).
+lean_obj_res box(std::unique_ptr<Buffer> buffer);
+// The record of a Lean buffer object. A non-external object panics; an external object of
+// another class throws invalid_argument naming `op`.
+torchlean_cuda_buffer* record_of(b_lean_obj_arg object, const char* op);
+// The live native buffer of a Lean buffer object; throws released_buffer / invalid_argument.
+Buffer& live_buffer(b_lean_obj_arg object, const char* op);
+
+[[noreturn]] void panic(const std::string& message);
+lean_obj_res io_error(ErrorKind kind, const std::string& message);
+
+// Prelude of every guarded call: initialisation and the selected device made current.
+class GuardedScope {
+ public:
+  GuardedScope() { ensure_initialized(); }
+
+ private:
+  SelectedDeviceScope device_;
+};
+
+template <class F>
+auto pure_call(F&& body) -> decltype(body()) {
+  try {
+    GuardedScope scope;
+    return body();
+  } catch (const Error& e) {
+    panic(e.what());
+  } catch (const std::bad_alloc&) {
+    panic("tlrt: host out of memory");
+  } catch (const std::exception& e) {
+    panic(std::string("tlrt: ") + e.what());
+  } catch (...) {
+    panic("tlrt: unknown failure");
+  }
+}
+
+// `body` returns the owned success value (a buffer object, lean_box(0), a boxed scalar, ...).
+template <class F>
+lean_obj_res io_call(F&& body) {
+  try {
+    GuardedScope scope;
+    return lean_io_result_mk_ok(body());
+  } catch (const Error& e) {
+    return io_error(e.kind(), e.what());
+  } catch (const std::bad_alloc&) {
+    return io_error(ErrorKind::out_of_memory, "tlrt: host out of memory");
+  } catch (const std::exception& e) {
+    return io_error(ErrorKind::device, std::string("tlrt: ") + e.what());
+  } catch (...) {
+    return io_error(ErrorKind::device, "tlrt: unknown failure");
+  }
+}
+
+// Unguarded symbols: no initialisation, no device switch; failures still panic with a message.
+template <class F>
+auto unguarded_call(F&& body) -> decltype(body()) {
+  try {
+    return body();
+  } catch (const std::exception& e) {
+    panic(e.what());
+  } catch (...) {
+    panic("tlrt: unknown failure");
+  }
+}
+
+}  // namespace tlrt::abi

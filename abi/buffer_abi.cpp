@@ -1,0 +1,114 @@
+// Buffer lifetime, queries and copies (SPEC-runtime sections 2.2, 2.3; symbols-runtime.tsv groups
+// buffer-lifetime, buffer-query, buffer-copy, error). Every object parameter is borrowed.
+#include <string>
+
+#include "abi/boundary.h"
+#include "runtime/construct.h"
+
+using tlrt::Buffer;
+using tlrt::ErrorKind;
+using namespace tlrt::abi;
+
+namespace {
+
+uint32_t release_object(b_lean_obj_arg object) {
+  return unguarded_call([&]() -> uint32_t {
+    torchlean_cuda_buffer* rec = record_of(object, "release");
+    return rec->buffer->release() ? 1u : 0u;
+  });
+}
+
+uint32_t size_of(b_lean_obj_arg object) {
+  return unguarded_call([&]() -> uint32_t {
+    const uint64_t n = record_of(object, "size")->buffer->size();
+    if (n > UINT32_MAX) {
+      panic("tlrt: size: buffer holds " + std::to_string(n) +
+            " scalars, more than a UInt32 can report");
+    }
+    return static_cast<uint32_t>(n);
+  });
+}
+
+}  // namespace
+
+extern "C" {
+
+// Borrowed. Drops the payload now; 1 iff a live nonempty payload was retired. No initialisation.
+uint32_t torchlean_cuda_buffer_release(b_lean_obj_arg object) { return release_object(object); }
+
+// Borrowed; token ignored.
+uint32_t torchlean_cuda_buffer_release_with_token(b_lean_obj_arg object, uint32_t) {
+  return release_object(object);
+}
+
+// Both borrowed. Releases `scratch`, returns `keep` with one more reference.
+lean_obj_res torchlean_cuda_buffer_release_then(b_lean_obj_arg scratch, b_lean_obj_arg keep) {
+  release_object(scratch);
+  lean_inc(keep);
+  return keep;
+}
+
+// Borrowed. Scalars held (0 after release); panics above UINT32_MAX.
+uint32_t torchlean_cuda_buffer_size(b_lean_obj_arg object) { return size_of(object); }
+
+// Borrowed; token ignored.
+uint32_t torchlean_cuda_buffer_size_with_token(b_lean_obj_arg object, uint32_t) {
+  return size_of(object);
+}
+
+// Borrowed. 0 float32, 1 float64, 2 encoded; panics when released.
+uint8_t torchlean_cuda_buffer_dtype(b_lean_obj_arg object) {
+  return pure_call([&]() -> uint8_t {
+    torchlean_cuda_buffer* rec = record_of(object, "dtype");
+    if (rec->format != nullptr) {
+      if (rec->buffer->released()) tlrt::fail(ErrorKind::released_buffer, "dtype", "released handle");
+      return 2;
+    }
+    tlrt::require_live(*rec->buffer, "dtype");
+    return static_cast<uint8_t>(rec->buffer->dtype());
+  });
+}
+
+// Borrowed. Never returns: panics with the message.
+lean_obj_res torchlean_cuda_buffer_fail(b_lean_obj_arg message) {
+  panic(lean_string_cstr(message));
+}
+
+// Borrowed. count zeros in the reference's dtype.
+lean_obj_res torchlean_cuda_buffer_zeros_like(b_lean_obj_arg reference, uint32_t count) {
+  return pure_call([&] {
+    Buffer& b = live_buffer(reference, "zeros_like");
+    return box(tlrt::make_zeros(b.backend(), b.dtype(), count, "zeros_like"));
+  });
+}
+
+// Borrowed. Bit-exact copy into a fresh buffer.
+lean_obj_res torchlean_cuda_buffer_copy(b_lean_obj_arg reference) {
+  return pure_call([&] { return box(tlrt::copy_buffer(live_buffer(reference, "copy"), "copy")); });
+}
+
+// Borrowed. Two independent bit-exact copies as a pair.
+lean_obj_res torchlean_cuda_buffer_duplicate(b_lean_obj_arg reference) {
+  return pure_call([&] {
+    Buffer& b = live_buffer(reference, "duplicate");
+    auto first = tlrt::copy_buffer(b, "duplicate");
+    auto second = tlrt::copy_buffer(b, "duplicate");
+    lean_object* pair = lean_alloc_ctor(0, 2, 0);
+    lean_ctor_set(pair, 0, box(std::move(first)));
+    lean_ctor_set(pair, 1, box(std::move(second)));
+    return pair;
+  });
+}
+
+// Borrowed. Builds x*1 first, then releases the source (its wrapper stays, released).
+lean_obj_res torchlean_cuda_buffer_copy_and_release(b_lean_obj_arg object) {
+  return pure_call([&] {
+    Buffer& b = live_buffer(object, "copy_and_release");
+    auto copy = tlrt::multiply_by_one(b, "copy_and_release");
+    lean_object* result = box(std::move(copy));
+    b.release();
+    return result;
+  });
+}
+
+}  // extern "C"

@@ -1,0 +1,179 @@
+/* tlrt_unavailable: TorchLean's no-GPU build semantics (SPEC-runtime section 3, last note).
+ * Status 0 (not linked), version "unavailable", counters and statistics 0, get_setting answers 0
+ * for ids 0-8, the memory fraction reads 0.0, collect_allocator still collects; every other IO
+ * symbol returns IO.Error.userError with a rebuild hint and every pure buffer symbol panics. */
+#include <lean/lean.h>
+#include <lean/mimalloc.h>
+
+#include "tlrt/torchlean_abi.h"
+
+#define REBUILD_HINT                                                                         \
+  "tlrt: this program was linked against libtlrt_unavailable (no native backend); rebuild " \
+  "and link libtlrt.so to use TorchLean's native buffers"
+
+static lean_obj_res unavailable_io(void) {
+  return lean_io_result_mk_error(lean_mk_io_user_error(lean_mk_string(REBUILD_HINT)));
+}
+
+static void unavailable_panic(void) { lean_internal_panic(REBUILD_HINT); }
+
+/* Pure symbols that return an object. */
+#define PURE_OBJ(name, params) \
+  lean_obj_res name params {   \
+    unavailable_panic();       \
+    return lean_box(0);        \
+  }
+/* IO symbols. */
+#define IO_OBJ(name, params) \
+  lean_obj_res name params { return unavailable_io(); }
+/* Statistics and counters read 0. */
+#define ZERO_U64(name) \
+  uint64_t name(uint32_t token) { (void)token; return 0; }
+
+torchlean_cuda_buffer* torchlean_cuda_buffer_unbox(b_lean_obj_arg object) {
+  (void)object;
+  unavailable_panic();
+  return NULL;
+}
+lean_obj_res torchlean_cuda_buffer_box(torchlean_cuda_buffer* buffer) {
+  (void)buffer;
+  unavailable_panic();
+  return lean_box(0);
+}
+torchlean_cuda_buffer* torchlean_cuda_buffer_alloc(size_t n) {
+  (void)n;
+  unavailable_panic();
+  return NULL;
+}
+void torchlean_cuda_buffer_drop_unboxed(torchlean_cuda_buffer* buffer) { (void)buffer; }
+
+uint32_t torchlean_cuda_buffer_release(b_lean_obj_arg object) {
+  (void)object;
+  unavailable_panic();
+  return 0;
+}
+uint32_t torchlean_cuda_buffer_release_with_token(b_lean_obj_arg object, uint32_t token) {
+  (void)object, (void)token;
+  unavailable_panic();
+  return 0;
+}
+PURE_OBJ(torchlean_cuda_buffer_release_then, (b_lean_obj_arg scratch, b_lean_obj_arg keep))
+uint32_t torchlean_cuda_buffer_size(b_lean_obj_arg object) {
+  (void)object;
+  unavailable_panic();
+  return 0;
+}
+uint32_t torchlean_cuda_buffer_size_with_token(b_lean_obj_arg object, uint32_t token) {
+  (void)object, (void)token;
+  unavailable_panic();
+  return 0;
+}
+uint8_t torchlean_cuda_buffer_dtype(b_lean_obj_arg object) {
+  (void)object;
+  unavailable_panic();
+  return 0;
+}
+PURE_OBJ(torchlean_cuda_buffer_format, (b_lean_obj_arg object))
+IO_OBJ(torchlean_cuda_buffer_of_encoded_io,
+       (b_lean_obj_arg bytes, b_lean_obj_arg format, uint64_t width))
+IO_OBJ(torchlean_cuda_buffer_to_encoded_io, (b_lean_obj_arg object))
+lean_obj_res torchlean_cuda_buffer_fail(b_lean_obj_arg message) {
+  lean_internal_panic(lean_string_cstr(message));
+  return lean_box(0);
+}
+PURE_OBJ(torchlean_cuda_buffer_zeros_like, (b_lean_obj_arg reference, uint32_t count))
+PURE_OBJ(torchlean_cuda_buffer_copy, (b_lean_obj_arg reference))
+PURE_OBJ(torchlean_cuda_buffer_duplicate, (b_lean_obj_arg reference))
+PURE_OBJ(torchlean_cuda_buffer_copy_and_release, (b_lean_obj_arg object))
+PURE_OBJ(torchlean_cuda_buffer_zeros, (uint32_t n, uint8_t dtype))
+IO_OBJ(torchlean_cuda_buffer_zeros_io, (uint32_t n, uint8_t dtype))
+PURE_OBJ(torchlean_cuda_buffer_full, (uint32_t n, double v, uint8_t dtype))
+IO_OBJ(torchlean_cuda_buffer_full_io, (uint32_t n, double v, uint8_t dtype))
+PURE_OBJ(torchlean_cuda_buffer_rand_uniform, (uint32_t n, uint64_t key, uint8_t dtype))
+IO_OBJ(torchlean_cuda_buffer_rand_uniform_io, (uint32_t n, uint64_t key, uint8_t dtype))
+PURE_OBJ(torchlean_cuda_buffer_rand_normal,
+         (uint32_t n, double mean, double deviation, uint64_t key, uint8_t dtype))
+PURE_OBJ(torchlean_cuda_buffer_bernoulli_mask, (uint32_t n, double p, uint64_t key, uint8_t dtype))
+IO_OBJ(torchlean_cuda_buffer_bernoulli_mask_io, (uint32_t n, double p, uint64_t key, uint8_t dtype))
+PURE_OBJ(torchlean_cuda_buffer_of_float_array, (b_lean_obj_arg object, uint8_t dtype))
+IO_OBJ(torchlean_cuda_buffer_of_float_array_io, (b_lean_obj_arg object, uint8_t dtype))
+PURE_OBJ(torchlean_cuda_buffer_to_float_array, (b_lean_obj_arg object))
+IO_OBJ(torchlean_cuda_buffer_to_float_array_io, (b_lean_obj_arg object))
+IO_OBJ(torchlean_cuda_buffer_to_bytes_io, (b_lean_obj_arg object, uint8_t dtype))
+IO_OBJ(torchlean_cuda_buffer_of_bytes_io, (b_lean_obj_arg object, uint8_t dtype, uint8_t source))
+IO_OBJ(torchlean_kernel_run_buffer, (b_lean_obj_arg source, b_lean_obj_arg objects, uint64_t count))
+IO_OBJ(torchlean_kernel_run_bytes, (b_lean_obj_arg source, uint32_t format, uint64_t width,
+                                    b_lean_obj_arg arrays, uint64_t count))
+PURE_OBJ(torchlean_kernel_run_encoded, (b_lean_obj_arg source, b_lean_obj_arg objects,
+                                        b_lean_obj_arg format, uint64_t width, uint64_t count))
+
+uint32_t torchlean_cuda_runtime_status(uint32_t token) {
+  (void)token;
+  return 0;
+}
+lean_obj_res torchlean_libtorch_version(uint32_t token) {
+  (void)token;
+  return lean_mk_string("unavailable");
+}
+uint32_t torchlean_runtime_collect_allocator(uint32_t token) {
+  (void)token;
+  mi_collect(false);
+  return 1;
+}
+uint32_t torchlean_libtorch_device_count(uint32_t token) {
+  (void)token;
+  return 0;
+}
+uint32_t torchlean_libtorch_get_device(uint32_t token) {
+  (void)token;
+  return 0;
+}
+IO_OBJ(torchlean_libtorch_set_device, (uint32_t index))
+lean_obj_res torchlean_libtorch_get_setting(uint32_t setting) {
+  if (setting <= 8) return lean_io_result_mk_ok(lean_box_uint32(0));
+  return unavailable_io();
+}
+IO_OBJ(torchlean_libtorch_set_setting, (uint32_t setting, uint32_t enabled))
+lean_obj_res torchlean_libtorch_get_memory_fraction(uint32_t token) {
+  (void)token;
+  return lean_io_result_mk_ok(lean_box_float(0.0));
+}
+IO_OBJ(torchlean_libtorch_set_memory_fraction, (double fraction))
+IO_OBJ(torchlean_libtorch_synchronize, (uint32_t token))
+IO_OBJ(torchlean_libtorch_empty_cache, (uint32_t token))
+
+ZERO_U64(torchlean_cuda_allocator_live_bytes)
+ZERO_U64(torchlean_cuda_allocator_peak_bytes)
+ZERO_U64(torchlean_cuda_allocator_alloc_count)
+ZERO_U64(torchlean_cuda_allocator_free_count)
+ZERO_U64(torchlean_cuda_wrapper_live_count)
+ZERO_U64(torchlean_cuda_wrapper_peak_count)
+ZERO_U64(torchlean_cuda_wrapper_alloc_count)
+ZERO_U64(torchlean_cuda_wrapper_finalize_count)
+ZERO_U64(torchlean_cuda_allocator_device_free_bytes)
+ZERO_U64(torchlean_cuda_allocator_device_total_bytes)
+ZERO_U64(torchlean_libtorch_allocated_bytes)
+ZERO_U64(torchlean_libtorch_reserved_bytes)
+ZERO_U64(torchlean_libtorch_peak_allocated_bytes)
+ZERO_U64(torchlean_libtorch_peak_reserved_bytes)
+
+IO_OBJ(torchlean_cuda_buffer_to_float32_bytes_io, (b_lean_obj_arg object))
+IO_OBJ(torchlean_cuda_buffer_of_float32_bytes_io, (b_lean_obj_arg object))
+PURE_OBJ(torchlean_float_array_to_float32_bytes, (b_lean_obj_arg object))
+PURE_OBJ(torchlean_float32_bytes_to_float_array, (b_lean_obj_arg object))
+IO_OBJ(torchlean_kernel_run_host,
+       (b_lean_obj_arg source, uint32_t format, b_lean_obj_arg inputs, uint64_t count))
+
+uint32_t torchlean_libtorch_device_kind(uint32_t token) {
+  (void)token;
+  return 0;
+}
+IO_OBJ(torchlean_libtorch_device_name, (uint32_t index))
+IO_OBJ(torchlean_libtorch_device_capability, (uint32_t index))
+IO_OBJ(torchlean_libtorch_device_sm_count, (uint32_t index))
+IO_OBJ(torchlean_libtorch_device_clock_khz, (uint32_t index))
+IO_OBJ(torchlean_libtorch_device_mem_clock_khz, (uint32_t index))
+IO_OBJ(torchlean_libtorch_device_mem_bus_width, (uint32_t index))
+IO_OBJ(torchlean_libtorch_device_total_bytes, (uint32_t index))
+IO_OBJ(torchlean_libtorch_driver_version, (uint32_t token))
+IO_OBJ(torchlean_libtorch_runtime_version, (uint32_t token))

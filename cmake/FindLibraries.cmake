@@ -1,0 +1,30 @@
+# Locate the CUDA libraries tlrt uses beyond the runtime: cuBLAS and cuFFT come with the toolkit;
+# cuDNN may sit under the toolkit (/usr/local/cuda) or in the distribution's multiarch directories
+# (/usr/include/x86_64-linux-gnu, /usr/lib/x86_64-linux-gnu). CCCL (CUB) headers live under the
+# toolkit's include/cccl on CUDA 13.
+find_path(TLRT_CUDNN_INCLUDE_DIR cudnn.h
+  HINTS ${CUDAToolkit_INCLUDE_DIRS} ENV CUDNN_ROOT
+  PATHS /usr/include /usr/include/x86_64-linux-gnu /usr/include/aarch64-linux-gnu
+  PATH_SUFFIXES include)
+find_library(TLRT_CUDNN_LIBRARY cudnn
+  HINTS ${CUDAToolkit_LIBRARY_DIR} ENV CUDNN_ROOT
+  PATHS /usr/lib/x86_64-linux-gnu /usr/lib/aarch64-linux-gnu
+  PATH_SUFFIXES lib64 lib)
+if(TLRT_CUDNN_INCLUDE_DIR AND TLRT_CUDNN_LIBRARY)
+  add_library(tlrt::cudnn UNKNOWN IMPORTED)
+  set_target_properties(tlrt::cudnn PROPERTIES IMPORTED_LOCATION "${TLRT_CUDNN_LIBRARY}"
+                        INTERFACE_INCLUDE_DIRECTORIES "${TLRT_CUDNN_INCLUDE_DIR}")
+  set(TLRT_HAVE_CUDNN ON)
+  message(STATUS "tlrt: cuDNN ${TLRT_CUDNN_LIBRARY} (headers ${TLRT_CUDNN_INCLUDE_DIR})")
+else()
+  set(TLRT_HAVE_CUDNN OFF)
+  message(STATUS "tlrt: cuDNN not found; convolution and pooling will report it at run time")
+endif()
+find_path(TLRT_CCCL_INCLUDE_DIR cub/cub.cuh
+  HINTS ${CUDAToolkit_INCLUDE_DIRS} PATH_SUFFIXES cccl NO_DEFAULT_PATH)
+if(TLRT_CCCL_INCLUDE_DIR)
+  message(STATUS "tlrt: CCCL headers ${TLRT_CCCL_INCLUDE_DIR}")
+endif()
+if(NOT TARGET CUDA::cublas OR NOT TARGET CUDA::cufft)
+  message(FATAL_ERROR "tlrt: cuBLAS or cuFFT missing from the CUDA toolkit")
+endif()

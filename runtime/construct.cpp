@@ -1,0 +1,141 @@
+#include "runtime/construct.h"
+
+#include <cstring>
+#include <type_traits>
+
+#include "kernels/fill/fill.h"
+#include "kernels/random/random.h"
+#include "runtime/context.h"
+#include "runtime/error.h"
+
+#if TLRT_HAVE_CUDA
+#include "runtime/cuda_device.h"
+#endif
+
+namespace tlrt {
+namespace {
+
+CUstream_st* device_stream() {
+#if TLRT_HAVE_CUDA
+  return cuda::stream(selected_device());
+#else
+  fail(ErrorKind::unavailable, "stream", "this build of tlrt has no CUDA backend");
+#endif
+}
+
+// Runs `ref(T*)` or `dev(T*, stream)` on the freshly allocated buffer, for the buffer's dtype.
+template <class Ref, class Dev>
+std::unique_ptr<Buffer> build(Backend backend, Dtype dtype, uint64_t n, const char* op, Ref ref,
+                              Dev dev) {
+  std::unique_ptr<Buffer> b = Buffer::allocate(backend, dtype, n, op);
+  if (n == 0) return b;
+  if (backend == Backend::reference) {
+    if (dtype == Dtype::f32) ref(b->as<float>()); else ref(b->as<double>());
+  } else {
+#if TLRT_HAVE_CUDA
+    CUstream_st* s = device_stream();
+    if (dtype == Dtype::f32) dev(b->as<float>(), s); else dev(b->as<double>(), s);
+#else
+    (void)dev;
+    device_stream();
+#endif
+  }
+  return b;
+}
+
+}  // namespace
+
+std::unique_ptr<Buffer> make_zeros(Backend backend, Dtype dtype, uint64_t n, const char* op) {
+  std::unique_ptr<Buffer> b = Buffer::allocate(backend, dtype, n, op);
+  if (n == 0) return b;
+  if (backend == Backend::reference) {
+    std::memset(b->data(), 0, b->bytes());
+  } else {
+#if TLRT_HAVE_CUDA
+    cuda::zero_async(selected_device(), b->data(), b->bytes(), op);
+#endif
+  }
+  return b;
+}
+
+std::unique_ptr<Buffer> make_full(Backend backend, Dtype dtype, uint64_t n, double value,
+                                  const char* op) {
+  return build(
+      backend, dtype, n, op,
+      [&](auto* out) {
+        using T = std::remove_pointer_t<decltype(out)>;
+        kernels::fill_ref<T>(out, n, static_cast<T>(value));
+      },
+      [&](auto* out, CUstream_st* s) {
+        using T = std::remove_pointer_t<decltype(out)>;
+        kernels::fill_cuda<T>(out, n, static_cast<T>(value), s);
+      });
+}
+
+std::unique_ptr<Buffer> make_rand_uniform(Backend backend, Dtype dtype, uint64_t n, uint64_t key,
+                                          const char* op) {
+  return build(
+      backend, dtype, n, op,
+      [&](auto* out) { kernels::rand_uniform_ref(out, n, key); },
+      [&](auto* out, CUstream_st* s) { kernels::rand_uniform_cuda(out, n, key, s); });
+}
+
+std::unique_ptr<Buffer> make_rand_normal(Backend backend, Dtype dtype, uint64_t n, double mean,
+                                         double deviation, uint64_t key, const char* op) {
+  return build(
+      backend, dtype, n, op,
+      [&](auto* out) {
+        using T = std::remove_pointer_t<decltype(out)>;
+        kernels::rand_normal_ref<T>(out, n, static_cast<T>(mean), static_cast<T>(deviation), key);
+      },
+      [&](auto* out, CUstream_st* s) {
+        using T = std::remove_pointer_t<decltype(out)>;
+        kernels::rand_normal_cuda<T>(out, n, static_cast<T>(mean), static_cast<T>(deviation), key,
+                                     s);
+      });
+}
+
+std::unique_ptr<Buffer> make_bernoulli_mask(Backend backend, Dtype dtype, uint64_t n, double p,
+                                            uint64_t key, const char* op) {
+  return build(
+      backend, dtype, n, op,
+      [&](auto* out) {
+        using T = std::remove_pointer_t<decltype(out)>;
+        kernels::bernoulli_mask_ref<T>(out, n, static_cast<T>(p), key);
+      },
+      [&](auto* out, CUstream_st* s) {
+        using T = std::remove_pointer_t<decltype(out)>;
+        kernels::bernoulli_mask_cuda<T>(out, n, static_cast<T>(p), key, s);
+      });
+}
+
+std::unique_ptr<Buffer> copy_buffer(const Buffer& source, const char* op) {
+  require_live(source, op);
+  std::unique_ptr<Buffer> b = Buffer::allocate(source.backend(), source.dtype(), source.size(), op);
+  if (b->bytes() == 0) return b;
+  if (source.backend() == Backend::reference) {
+    std::memcpy(b->data(), source.data(), b->bytes());
+  } else {
+#if TLRT_HAVE_CUDA
+    cuda::copy_async(selected_device(), b->data(), source.data(), b->bytes(), op);
+#endif
+  }
+  return b;
+}
+
+std::unique_ptr<Buffer> multiply_by_one(const Buffer& source, const char* op) {
+  require_live(source, op);
+  const uint64_t n = source.size();
+  return build(
+      source.backend(), source.dtype(), n, op,
+      [&](auto* out) {
+        using T = std::remove_pointer_t<decltype(out)>;
+        kernels::multiply_by_one_ref<T>(out, source.as<T>(), n);
+      },
+      [&](auto* out, CUstream_st* s) {
+        using T = std::remove_pointer_t<decltype(out)>;
+        kernels::multiply_by_one_cuda<T>(out, source.as<T>(), n, s);
+      });
+}
+
+}  // namespace tlrt

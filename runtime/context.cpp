@@ -1,0 +1,189 @@
+#include "runtime/context.h"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+
+#include "runtime/cuda_device.h"
+#include "runtime/error.h"
+#include "runtime/host_memory.h"
+#include "runtime/settings.h"
+#include "tlrt_version.h"
+
+#if TLRT_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
+namespace tlrt {
+namespace {
+
+std::atomic<uint32_t> g_selected{0};
+
+Backend read_backend() {
+  const char* v = std::getenv("TLRT_DEVICE");
+  if (v != nullptr && (std::strcmp(v, "cpu") == 0 || std::strcmp(v, "reference") == 0)) {
+    return Backend::reference;
+  }
+  return built_with_cuda() ? Backend::cuda : Backend::reference;
+}
+
+CachingAllocator& host_allocator() {
+  static HostMemory memory;
+  static CachingAllocator allocator(&memory, CachingAllocator::caching_from_environment());
+  return allocator;
+}
+
+[[noreturn, maybe_unused]] void no_cuda(const char* op) {
+  fail(ErrorKind::unavailable, op, "this build of tlrt has no CUDA backend");
+}
+
+}  // namespace
+
+bool built_with_cuda() { return TLRT_HAVE_CUDA != 0; }
+
+Backend default_backend() {
+  static const Backend backend = read_backend();
+  return backend;
+}
+
+uint32_t cuda_device_count() {
+#if TLRT_HAVE_CUDA
+  return static_cast<uint32_t>(cuda::device_count());
+#else
+  return 0;
+#endif
+}
+
+uint32_t device_count() {
+  return default_backend() == Backend::cuda ? cuda_device_count() : 1;
+}
+
+uint32_t selected_device() { return g_selected.load(std::memory_order_relaxed); }
+
+void select_device(uint32_t index, uint64_t live_wrappers) {
+  const uint32_t count = device_count();
+  if (index >= count) {
+    fail(ErrorKind::invalid_argument, "set_device",
+         "selected device " + std::to_string(index) + " does not exist (" +
+             std::to_string(count) + " visible " + backend_name(default_backend()) + " devices)");
+  }
+  if (live_wrappers != 0) {
+    fail(ErrorKind::invalid_argument, "set_device",
+         "select the device before creating buffers (" + std::to_string(live_wrappers) +
+             " buffer objects are still alive)");
+  }
+  g_selected.store(index, std::memory_order_relaxed);
+}
+
+void ensure_initialized() {
+  initialize_settings();
+  if (default_backend() == Backend::cuda) {
+#if TLRT_HAVE_CUDA
+    cuda::initialize(selected_device());
+#else
+    no_cuda("initialize");
+#endif
+  }
+}
+
+CachingAllocator& allocator(Backend backend) {
+  if (backend == Backend::reference) return host_allocator();
+#if TLRT_HAVE_CUDA
+  return cuda::allocator(selected_device());
+#else
+  no_cuda("allocator");
+#endif
+}
+
+void synchronize(Backend backend, const char* op) {
+  if (backend == Backend::reference) return;
+#if TLRT_HAVE_CUDA
+  cuda::synchronize(selected_device(), op);
+#else
+  no_cuda(op);
+#endif
+}
+
+void memory_info(Backend backend, size_t* free_bytes, size_t* total_bytes) {
+  if (backend == Backend::reference) {
+    HostMemory().memory_info(free_bytes, total_bytes);
+    return;
+  }
+#if TLRT_HAVE_CUDA
+  cuda::memory_info(selected_device(), free_bytes, total_bytes);
+#else
+  no_cuda("memory_info");
+#endif
+}
+
+SelectedDeviceScope::SelectedDeviceScope() {
+#if TLRT_HAVE_CUDA
+  if (default_backend() == Backend::cuda) previous_cuda_device_ = cuda::make_current(selected_device());
+#endif
+}
+
+SelectedDeviceScope::~SelectedDeviceScope() {
+#if TLRT_HAVE_CUDA
+  cuda::restore_current(previous_cuda_device_);
+#endif
+}
+
+DeviceProperties device_properties(uint32_t index) {
+  DeviceProperties p;
+  if (default_backend() == Backend::reference) {
+    if (index != 0) {
+      fail(ErrorKind::invalid_argument, "device_info",
+           "device index " + std::to_string(index) + " is outside the 1 host device");
+    }
+    size_t free_bytes = 0;
+    p.name = "host (tlrt reference backend)";
+    p.sm_count = static_cast<uint32_t>(sysconf(_SC_NPROCESSORS_ONLN));
+    HostMemory().memory_info(&free_bytes, reinterpret_cast<size_t*>(&p.total_bytes));
+    return p;
+  }
+#if TLRT_HAVE_CUDA
+  const cuda::Properties c = cuda::properties(index);
+  p.name = c.name;
+  p.capability = c.capability;
+  p.sm_count = c.sm_count;
+  p.clock_khz = c.clock_khz;
+  p.mem_clock_khz = c.mem_clock_khz;
+  p.mem_bus_width = c.mem_bus_width;
+  p.total_bytes = c.total_bytes;
+  return p;
+#else
+  no_cuda("device_info");
+#endif
+}
+
+uint32_t driver_version() {
+#if TLRT_HAVE_CUDA
+  if (default_backend() == Backend::cuda) return cuda::driver_version();
+#endif
+  return 0;
+}
+
+uint32_t runtime_version() {
+#if TLRT_HAVE_CUDA
+  if (default_backend() == Backend::cuda) return cuda::runtime_version();
+#endif
+  return 0;
+}
+
+std::string version_string() {
+  std::string v = std::string("tlrt ") + TLRT_VERSION;
+#if TLRT_HAVE_CUDA
+  int rt = 0;
+  cudaRuntimeGetVersion(&rt);
+  v += " (CUDA runtime " + std::to_string(rt / 1000) + "." + std::to_string((rt % 1000) / 10) +
+       ", backend " + backend_name(default_backend()) + ")";
+#else
+  v += " (no CUDA, backend reference)";
+#endif
+  return v;
+}
+
+}  // namespace tlrt

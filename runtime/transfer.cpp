@@ -1,0 +1,94 @@
+#include "runtime/transfer.h"
+
+#include <cstring>
+
+#include "runtime/context.h"
+#include "runtime/error.h"
+
+#if TLRT_HAVE_CUDA
+#include "runtime/cuda_device.h"
+#endif
+
+static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
+              "checkpoint words are little-endian; a big-endian host needs byte swaps here");
+
+namespace tlrt {
+namespace {
+
+// Converts `n` scalars from `from` to `to` (host memory; equal dtypes copy bits).
+void convert(void* dst, Dtype to, const void* src, Dtype from, uint64_t n) {
+  if (to == from) {
+    std::memcpy(dst, src, n * dtype_width(to));
+  } else if (to == Dtype::f32) {
+    const double* s = static_cast<const double*>(src);
+    float* d = static_cast<float*>(dst);
+    for (uint64_t i = 0; i < n; ++i) d[i] = static_cast<float>(s[i]);
+  } else {
+    const float* s = static_cast<const float*>(src);
+    double* d = static_cast<double*>(dst);
+    for (uint64_t i = 0; i < n; ++i) d[i] = static_cast<double>(s[i]);
+  }
+}
+
+// Fills a fresh buffer of `dtype` from n host scalars of `from`.
+std::unique_ptr<Buffer> upload(Backend backend, Dtype dtype, const void* src, Dtype from,
+                               uint64_t n, const char* op) {
+  std::unique_ptr<Buffer> b = Buffer::allocate(backend, dtype, n, op);
+  if (n == 0) return b;
+  if (backend == Backend::reference) {
+    convert(b->data(), dtype, src, from, n);
+    return b;
+  }
+#if TLRT_HAVE_CUDA
+  const size_t to_w = dtype_width(dtype);
+  const size_t from_w = dtype_width(from);
+  cuda::upload_staged(selected_device(), b->data(), b->bytes(),
+                      [&](void* chunk, size_t offset, size_t length) {
+                        const uint64_t first = offset / to_w;
+                        convert(chunk, dtype, static_cast<const char*>(src) + first * from_w, from,
+                                length / to_w);
+                      });
+#endif
+  return b;
+}
+
+void download(const Buffer& b, void* dst, Dtype to, const char* op) {
+  (void)op;  // transfers report failures under their own names ("download")
+  if (b.released() || b.size() == 0) return;
+  if (b.backend() == Backend::reference) {
+    convert(dst, to, b.data(), b.dtype(), b.size());
+    return;
+  }
+#if TLRT_HAVE_CUDA
+  const size_t from_w = dtype_width(b.dtype());
+  const size_t to_w = dtype_width(to);
+  cuda::download_staged(selected_device(), b.data(), b.bytes(),
+                        [&](const void* chunk, size_t offset, size_t length) {
+                          const uint64_t first = offset / from_w;
+                          convert(static_cast<char*>(dst) + first * to_w, to, chunk, b.dtype(),
+                                  length / from_w);
+                        });
+#endif
+}
+
+}  // namespace
+
+std::unique_ptr<Buffer> upload_f64(Backend backend, Dtype dtype, const double* src, uint64_t n,
+                                   const char* op) {
+  return upload(backend, dtype, src, Dtype::f64, n, op);
+}
+
+void download_f64(const Buffer& src, double* dst, const char* op) {
+  download(src, dst, Dtype::f64, op);
+}
+
+std::unique_ptr<Buffer> upload_words(Backend backend, Dtype dtype, const uint8_t* bytes,
+                                     uint64_t count, Dtype source, const char* op) {
+  return upload(backend, dtype, bytes, source, count, op);
+}
+
+void download_words(const Buffer& src, uint8_t* dst, Dtype target, const char* op) {
+  download(src, dst, target, op);
+}
+
+}  // namespace tlrt

@@ -1,0 +1,93 @@
+#include "abi_test_support.h"
+
+#include <cstdlib>
+#include <cstring>
+
+namespace abi_test {
+
+Obj float_array(const std::vector<double>& values) {
+  lean_object* a = lean_mk_empty_float_array(lean_box(values.size()));
+  lean_sarray_set_size(a, values.size());
+  if (!values.empty()) {
+    std::memcpy(lean_float_array_cptr(a), values.data(), values.size() * sizeof(double));
+  }
+  return Obj(a);
+}
+
+Obj byte_array(const std::vector<uint8_t>& bytes) {
+  lean_object* a = lean_alloc_sarray(1, bytes.size(), bytes.size());
+  if (!bytes.empty()) std::memcpy(lean_sarray_cptr(a), bytes.data(), bytes.size());
+  return Obj(a);
+}
+
+std::vector<double> doubles_of(lean_object* a) {
+  const double* p = lean_float_array_cptr(a);
+  return std::vector<double>(p, p + lean_sarray_size(a));
+}
+
+std::vector<uint8_t> bytes_of(lean_object* a) {
+  const uint8_t* p = lean_sarray_cptr(a);
+  return std::vector<uint8_t>(p, p + lean_sarray_size(a));
+}
+
+Io take_io(lean_object* result) {
+  Io io;
+  if (lean_io_result_is_ok(result)) {
+    io.ok = true;
+    io.value = Obj(lean_io_result_take_value(result));
+    return io;
+  }
+  lean_object* err = lean_io_result_get_error(result);
+  if (lean_is_scalar(err)) {
+    io.error_tag = static_cast<unsigned>(lean_unbox(err));
+  } else {
+    io.error_tag = lean_ptr_tag(err);
+    lean_object* details = nullptr;
+    if (io.error_tag == kOtherError) {
+      details = lean_ctor_get(err, 0);
+      io.os_code = lean_ctor_get_uint32(err, sizeof(void*) * 1);
+    } else if (io.error_tag == kResourceExhausted) {
+      details = lean_ctor_get(err, 1);
+      io.os_code = lean_ctor_get_uint32(err, sizeof(void*) * 2);
+    } else if (io.error_tag == kUserError) {
+      details = lean_ctor_get(err, 0);
+    }
+    if (details != nullptr) io.message = lean_string_cstr(details);
+  }
+  lean_dec(result);
+  return io;
+}
+
+std::vector<double> values_of(lean_object* buffer) {
+  Obj a(torchlean_cuda_buffer_to_float_array(buffer));
+  return doubles_of(a.get());
+}
+
+Counters Counters::read() {
+  return Counters{torchlean_cuda_allocator_live_bytes(0), torchlean_cuda_allocator_peak_bytes(0),
+                  torchlean_cuda_allocator_alloc_count(0), torchlean_cuda_allocator_free_count(0),
+                  torchlean_cuda_wrapper_live_count(0),   torchlean_cuda_wrapper_peak_count(0),
+                  torchlean_cuda_wrapper_alloc_count(0),  torchlean_cuda_wrapper_finalize_count(0)};
+}
+
+bool cuda_requested() {
+  const char* v = std::getenv("TLRT_DEVICE");
+  return v != nullptr && std::strcmp(v, "cuda") == 0;
+}
+
+bool backend_available() { return torchlean_cuda_runtime_status(0) == 1; }
+
+uint32_t f32_bits(double widened) {
+  const float f = static_cast<float>(widened);
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return u;
+}
+
+uint64_t f64_bits(double v) {
+  uint64_t u;
+  std::memcpy(&u, &v, 8);
+  return u;
+}
+
+}  // namespace abi_test

@@ -1,0 +1,77 @@
+// Helpers for driving the ABI through Lean objects in tests: owned-object handles, host arrays,
+// IO result decoding and counter snapshots.
+#pragma once
+
+#include <lean/lean.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tlrt/torchlean_abi.h"
+
+namespace abi_test {
+
+// Owns one Lean reference and drops it on destruction.
+class Obj {
+ public:
+  Obj() = default;
+  explicit Obj(lean_object* o) : o_(o) {}
+  ~Obj() { reset(); }
+  Obj(Obj&& other) noexcept : o_(other.o_) { other.o_ = nullptr; }
+  Obj& operator=(Obj&& other) noexcept {
+    if (this != &other) {
+      reset();
+      o_ = other.o_;
+      other.o_ = nullptr;
+    }
+    return *this;
+  }
+  Obj(const Obj&) = delete;
+  Obj& operator=(const Obj&) = delete;
+  lean_object* get() const { return o_; }
+  void reset() {
+    if (o_ != nullptr) lean_dec(o_);
+    o_ = nullptr;
+  }
+
+ private:
+  lean_object* o_ = nullptr;
+};
+
+Obj float_array(const std::vector<double>& values);
+Obj byte_array(const std::vector<uint8_t>& bytes);
+std::vector<double> doubles_of(lean_object* float_array);
+std::vector<uint8_t> bytes_of(lean_object* byte_array);
+
+// The IO.Error constructor tags tlrt produces.
+constexpr unsigned kOtherError = 1;
+constexpr unsigned kResourceExhausted = 14;
+constexpr unsigned kUserError = 18;
+
+// A decoded IO result; consumes the result object.
+struct Io {
+  bool ok = false;
+  Obj value;              // success payload (owned)
+  unsigned error_tag = 0; // IO.Error constructor on failure
+  uint32_t os_code = 0;
+  std::string message;
+};
+Io take_io(lean_object* result);
+
+// Downloads a buffer object through to_float_array.
+std::vector<double> values_of(lean_object* buffer);
+
+struct Counters {
+  uint64_t live_bytes, peak_bytes, alloc_count, free_count;
+  uint64_t wrapper_live, wrapper_peak, wrapper_alloc, wrapper_finalize;
+  static Counters read();
+};
+
+bool cuda_requested();     // TLRT_DEVICE=cuda
+bool backend_available();  // runtime status 1
+
+uint32_t f32_bits(double widened);
+uint64_t f64_bits(double v);
+
+}  // namespace abi_test
