@@ -1,9 +1,9 @@
 // Buffer construction and conversion, CUDA backend, contiguous buffers: constant fill,
 // float64 -> float32 narrowing (__double2float_rn: nearest-even, overflow to infinity, subnormals
-// kept since nothing here is built with -ftz), float32 -> float64 widening (exact) and the value
-// copy x * 1 in T (__fmul_rn / __dmul_rn, so the multiply is really performed, as the reference
-// SDK does). Bit-identical with the reference backend for every non-NaN value; NaN payloads may
-// differ (SPEC-runtime 6).
+// kept under -ftz=false), float32 -> float64 widening (exact) and the value copy x * 1 in T
+// (__fmul_rn / __dmul_rn, so the multiply is really performed rather than folded away).
+// Bit-identical with the reference backend for every non-NaN value; NaN payloads may differ
+// (SPEC-runtime 6).
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -17,7 +17,7 @@ namespace {
 constexpr int kThreadsPerBlock = 256;
 // Several 16-byte accesses in flight per thread keep HBM busy with fewer resident warps.
 constexpr int kGroupsPerThread = 4;
-// Beyond this many blocks the kernels loop (grid-stride); it is only reached past ~2^34 elements.
+// Past this many blocks the grid stops growing and the kernels loop (grid-stride) instead.
 constexpr uint64_t kMaxBlocks = uint64_t{1} << 22;
 
 __device__ __forceinline__ void load16(const float* p, float* v) {

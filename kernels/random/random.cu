@@ -18,57 +18,37 @@ namespace tlrt::kernels {
 namespace {
 
 constexpr int kThreadsPerBlock = 256;
-// Beyond this many blocks the kernels loop (grid-stride); it is only reached past ~2^34 elements.
+// Past this many blocks the grid stops growing and the kernels loop (grid-stride) instead.
 constexpr uint64_t kMaxBlocks = uint64_t{1} << 22;
 
 // Explicitly rounded arithmetic per type, so the compiler cannot fuse a product into a later sum.
-__device__ __forceinline__ float to_t(uint32_t r, float) {
-  return __uint2float_rn(r);
-}
-__device__ __forceinline__ double to_t(uint32_t r, double) {
-  return __uint2double_rn(r);
-}
-__device__ __forceinline__ float add_rn(float a, float b) {
-  return __fadd_rn(a, b);
-}
-__device__ __forceinline__ double add_rn(double a, double b) {
-  return __dadd_rn(a, b);
-}
-__device__ __forceinline__ float mul_rn(float a, float b) {
-  return __fmul_rn(a, b);
-}
-__device__ __forceinline__ double mul_rn(double a, double b) {
-  return __dmul_rn(a, b);
-}
-__device__ __forceinline__ float sqrt_rn(float a) {
-  return __fsqrt_rn(a);
-}
-__device__ __forceinline__ double sqrt_rn(double a) {
-  return __dsqrt_rn(a);
-}
-__device__ __forceinline__ float log_t(float a) {
-  return logf(a);
-}
-__device__ __forceinline__ double log_t(double a) {
-  return log(a);
-}
-__device__ __forceinline__ float cos_t(float a) {
-  return cosf(a);
-}
-__device__ __forceinline__ double cos_t(double a) {
-  return cos(a);
-}
-__device__ __forceinline__ float fma_t(float a, float b, float c) {
-  return fmaf(a, b, c);
-}
-__device__ __forceinline__ double fma_t(double a, double b, double c) {
-  return fma(a, b, c);
-}
+template <class T>
+struct Rounded;
+template <>
+struct Rounded<float> {
+  __device__ static float from_draw(uint32_t r) { return __uint2float_rn(r); }
+  __device__ static float add(float a, float b) { return __fadd_rn(a, b); }
+  __device__ static float mul(float a, float b) { return __fmul_rn(a, b); }
+  __device__ static float sqrt(float a) { return __fsqrt_rn(a); }
+  __device__ static float log(float a) { return logf(a); }
+  __device__ static float cos(float a) { return cosf(a); }
+  __device__ static float fma(float a, float b, float c) { return fmaf(a, b, c); }
+};
+template <>
+struct Rounded<double> {
+  __device__ static double from_draw(uint32_t r) { return __uint2double_rn(r); }
+  __device__ static double add(double a, double b) { return __dadd_rn(a, b); }
+  __device__ static double mul(double a, double b) { return __dmul_rn(a, b); }
+  __device__ static double sqrt(double a) { return __dsqrt_rn(a); }
+  __device__ static double log(double a) { return ::log(a); }
+  __device__ static double cos(double a) { return ::cos(a); }
+  __device__ static double fma(double a, double b, double c) { return ::fma(a, b, c); }
+};
 
 // Scaling by 2^-32 after the conversion is exact, so this is RN_T(r / 2^32) as SPEC 7.2 states.
 template <class T>
 __device__ __forceinline__ T uniform_from_draw(uint32_t r) {
-  return mul_rn(to_t(r, T()), static_cast<T>(0x1p-32));
+  return Rounded<T>::mul(Rounded<T>::from_draw(r), static_cast<T>(0x1p-32));
 }
 
 __device__ __forceinline__ void store16(float* p, const float* v) {
@@ -126,16 +106,17 @@ struct NormalGen {
   __device__ __forceinline__ T operator()(uint64_t i) const {
     const uint32_t r1 = random::draw(key, 2 * i);
     const uint32_t r2 = random::draw(key, 2 * i + 1);
-    const T a = to_t(r1, T());
-    const T s = add_rn(a, T(1));
-    const T u1 = mul_rn(s, k);  // in (0, 1]: the +1 keeps log finite.
+    using R = Rounded<T>;
+    const T a = R::from_draw(r1);
+    const T s = R::add(a, T(1));
+    const T u1 = R::mul(s, k);  // in (0, 1]: the +1 keeps log finite.
     const T u2 = uniform_from_draw<T>(r2);
-    const T t = mul_rn(log_t(u1), T(-2));
-    const T radius = sqrt_rn(t);
-    const T theta = mul_rn(u2, two_pi);
-    const T angle = cos_t(theta);
-    const T z = mul_rn(radius, angle);
-    return fma_t(deviation, z, mean);
+    const T t = R::mul(R::log(u1), T(-2));
+    const T radius = R::sqrt(t);
+    const T theta = R::mul(u2, two_pi);
+    const T angle = R::cos(theta);
+    const T z = R::mul(radius, angle);
+    return R::fma(deviation, z, mean);
   }
 };
 
