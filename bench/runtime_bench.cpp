@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <random>
 #include <vector>
@@ -144,6 +145,28 @@ void transfer_benchmarks(Harness& h) {
     r.median_us = us;
     r.bytes = n * 8.0;
     r.note = "raw bus reference";
+    h.add(r);
+    void* pinned = nullptr;
+    if (cudaHostAlloc(&pinned, n * 8, cudaHostAllocDefault) == cudaSuccess) {
+      std::memset(pinned, 1, n * 8);
+      r.name = "cudaMemcpy pinned H2D 512 MiB (scale)";
+      r.median_us = Harness::host_median_us(
+          [&] { cudaMemcpy(dev, pinned, n * 8, cudaMemcpyHostToDevice); }, 5);
+      h.add(r);
+      r.name = "cudaMemcpy pinned D2H 512 MiB (scale)";
+      r.median_us = Harness::host_median_us(
+          [&] { cudaMemcpy(pinned, dev, n * 8, cudaMemcpyDeviceToHost); }, 5);
+      h.add(r);
+      cudaFreeHost(pinned);
+    }
+    r.name = "first touch of a fresh 512 MiB host array (scale)";
+    r.median_us = Harness::host_median_us(
+        [&] {
+          std::vector<double> fresh(n);  // value-initialised: every page written once
+          if (fresh[n / 2] != 0) std::abort();
+        },
+        3);
+    r.note = "page-fault cost a download into a new FloatArray pays";
     h.add(r);
     cudaFree(dev);
   }

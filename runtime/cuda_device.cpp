@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -20,7 +21,7 @@
 namespace tlrt::cuda {
 namespace {
 
-constexpr size_t kStagingChunk = size_t{8} << 20;  // per pinned staging buffer
+constexpr size_t kStagingChunk = size_t{16} << 20;  // per pinned staging buffer
 constexpr size_t kStagingBuffers = 2;              // double buffering
 constexpr size_t kCublasWorkspace = size_t{32} << 20;
 
@@ -67,7 +68,38 @@ struct Device {
 };
 
 std::mutex g_devices_mutex;
-std::vector<std::unique_ptr<Device>> g_devices;  // index -> device, filled on first use
+// index -> device, filled on first use. Never destroyed: buffers may outlive static destruction,
+// so teardown is the exit handler below, which runs while the CUDA runtime is still up.
+std::vector<std::unique_ptr<Device>>& g_devices = *new std::vector<std::unique_ptr<Device>>();
+
+// Returns what the runtime holds beyond live buffers (staging, handles, cached blocks) before the
+// CUDA runtime's own exit teardown, which was registered earlier and so runs later.
+void release_at_exit() {
+  std::lock_guard<std::mutex> lock(g_devices_mutex);
+  for (auto& d : g_devices) {
+    if (!d) continue;
+    cudaSetDevice(d->index);
+    cudaStreamSynchronize(d->stream);
+    for (size_t i = 0; i < kStagingBuffers; ++i) {
+      if (d->staging[i] != nullptr) cudaFreeHost(d->staging[i]);
+      if (d->staging_done[i] != nullptr) cudaEventDestroy(d->staging_done[i]);
+      d->staging[i] = nullptr;
+    }
+    if (d->cublas != nullptr) cublasDestroy(d->cublas);
+    d->cublas = nullptr;
+#if TLRT_HAVE_CUDNN
+    if (d->cudnn != nullptr) cudnnDestroy(d->cudnn);
+    d->cudnn = nullptr;
+#endif
+    try {
+      if (d->cublas_workspace != nullptr) d->allocator->free(d->cublas_workspace);
+      d->cublas_workspace = nullptr;
+      d->allocator->empty_cache();
+    } catch (...) {
+      // Exit: a failing device cannot be reported any more.
+    }
+  }
+}
 
 Device* find_device(uint32_t index) {
   std::lock_guard<std::mutex> lock(g_devices_mutex);
@@ -129,6 +161,8 @@ void initialize(uint32_t index) {
   auto d = std::make_unique<Device>();
   d->index = static_cast<int>(index);
   check(cudaFree(nullptr), "initialize", "primary context creation");
+  static const bool exit_handler = std::atexit(release_at_exit) == 0;
+  (void)exit_handler;
   check(cudaStreamCreateWithFlags(&d->stream, cudaStreamNonBlocking), "initialize",
         "cudaStreamCreateWithFlags");
   d->memory = std::make_unique<DeviceMemory>(d->index, d->stream);

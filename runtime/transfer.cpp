@@ -1,6 +1,9 @@
 #include "runtime/transfer.h"
 
+#include <algorithm>
 #include <cstring>
+#include <thread>
+#include <vector>
 
 #include "runtime/context.h"
 #include "runtime/error.h"
@@ -16,7 +19,7 @@ namespace tlrt {
 namespace {
 
 // Converts `n` scalars from `from` to `to` (host memory; equal dtypes copy bits).
-void convert(void* dst, Dtype to, const void* src, Dtype from, uint64_t n) {
+void convert_serial(void* dst, Dtype to, const void* src, Dtype from, uint64_t n) {
   if (to == from) {
     std::memcpy(dst, src, n * dtype_width(to));
   } else if (to == Dtype::f32) {
@@ -28,6 +31,33 @@ void convert(void* dst, Dtype to, const void* src, Dtype from, uint64_t n) {
     double* d = static_cast<double*>(dst);
     for (uint64_t i = 0; i < n; ++i) d[i] = static_cast<double>(s[i]);
   }
+}
+
+// Large host conversions run on several threads: a single core neither saturates the bus nor
+// takes page faults on a freshly allocated Lean array fast enough.
+void convert(void* dst, Dtype to, const void* src, Dtype from, uint64_t n) {
+  constexpr uint64_t kPerThreadBytes = uint64_t{2} << 20;
+  const uint64_t bytes = n * std::max(dtype_width(to), dtype_width(from));
+  const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
+  const uint64_t threads = std::min<uint64_t>({8, hw, bytes / kPerThreadBytes});
+  if (threads <= 1) {
+    convert_serial(dst, to, src, from, n);
+    return;
+  }
+  const uint64_t per = (n + threads - 1) / threads;
+  std::vector<std::thread> workers;
+  workers.reserve(threads - 1);
+  for (uint64_t t = 1; t < threads; ++t) {
+    const uint64_t first = t * per;
+    if (first >= n) break;
+    workers.emplace_back([=] {
+      convert_serial(static_cast<char*>(dst) + first * dtype_width(to), to,
+                     static_cast<const char*>(src) + first * dtype_width(from), from,
+                     std::min(per, n - first));
+    });
+  }
+  convert_serial(dst, to, src, from, std::min(per, n));
+  for (std::thread& w : workers) w.join();
 }
 
 // Fills a fresh buffer of `dtype` from n host scalars of `from`.
