@@ -27,6 +27,9 @@ Backend read_backend() {
   if (v != nullptr && (std::strcmp(v, "cpu") == 0 || std::strcmp(v, "reference") == 0)) {
     return Backend::reference;
   }
+  // An explicit request for CUDA stands even in a build without it: no device is then visible
+  // and every guarded call reports that, instead of silently running on the host.
+  if (v != nullptr && std::strcmp(v, "cuda") == 0) return Backend::cuda;
   return built_with_cuda() ? Backend::cuda : Backend::reference;
 }
 

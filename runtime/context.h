@@ -3,7 +3,8 @@
 //
 // Backend selection (TLRT_DEVICE, read once):
 //   cpu   -> the reference backend: host memory, plain C++ kernels; the host counts as device 0.
-//   cuda  -> the CUDA backend (the default in a build with CUDA).
+//   cuda  -> the CUDA backend (the default in a build with CUDA; in a build without it, no
+//            device is visible and guarded calls fail with "unavailable").
 //   unset -> cuda in a build with CUDA, reference otherwise.
 #pragma once
 

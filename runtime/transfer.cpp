@@ -39,7 +39,7 @@ void convert(void* dst, Dtype to, const void* src, Dtype from, uint64_t n) {
   constexpr uint64_t kPerThreadBytes = uint64_t{2} << 20;
   const uint64_t bytes = n * std::max(dtype_width(to), dtype_width(from));
   const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
-  const uint64_t threads = std::min<uint64_t>({8, hw, bytes / kPerThreadBytes});
+  const uint64_t threads = std::min<uint64_t>({16, hw, bytes / kPerThreadBytes});
   if (threads <= 1) {
     convert_serial(dst, to, src, from, n);
     return;

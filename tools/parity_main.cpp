@@ -81,8 +81,9 @@ void compare(Result& r, const std::vector<double>& got, const std::vector<double
                             ? std::fabs(got[i] - want[i]) / ulp_at(scale(i), r.dtype)
                             : ulp_distance(got[i], want[i], r.dtype);
     r.max_ulp = std::fmax(r.max_ulp, ulps);
-    if (want[i] != 0 && std::isfinite(want[i])) {
-      r.max_rel = std::fmax(r.max_rel, std::fabs(got[i] - want[i]) / std::fabs(want[i]));
+    const double magnitude = scale ? scale(i) : std::fabs(want[i]);
+    if (magnitude != 0 && std::isfinite(want[i]) && std::isfinite(got[i])) {
+      r.max_rel = std::fmax(r.max_rel, std::fabs(got[i] - want[i]) / magnitude);
     }
   }
 }
