@@ -100,15 +100,4 @@ lean_obj_res torchlean_cuda_buffer_duplicate(b_lean_obj_arg reference) {
   });
 }
 
-// Borrowed. Builds x*1 first, then releases the source (its wrapper stays, released).
-lean_obj_res torchlean_cuda_buffer_copy_and_release(b_lean_obj_arg object) {
-  return pure_call([&] {
-    Buffer& b = live_buffer(object, "copy_and_release");
-    auto copy = tlrt::multiply_by_one(b, "copy_and_release");
-    lean_object* result = box(std::move(copy));
-    b.release();
-    return result;
-  });
-}
-
 }  // extern "C"

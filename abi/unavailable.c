@@ -177,3 +177,30 @@ IO_OBJ(torchlean_libtorch_device_mem_bus_width, (uint32_t index))
 IO_OBJ(torchlean_libtorch_device_total_bytes, (uint32_t index))
 IO_OBJ(torchlean_libtorch_driver_version, (uint32_t token))
 IO_OBJ(torchlean_libtorch_runtime_version, (uint32_t token))
+
+/* Numerical operations: every one panics. The elementwise family comes from its op list. */
+#define UNAVAILABLE_unary(name) PURE_OBJ(torchlean_cuda_buffer_##name, (b_lean_obj_arg x))
+#define UNAVAILABLE_binary(name) \
+  PURE_OBJ(torchlean_cuda_buffer_##name, (b_lean_obj_arg a, b_lean_obj_arg b))
+#define UNAVAILABLE_unary_s1(name) PURE_OBJ(torchlean_cuda_buffer_##name, (b_lean_obj_arg x, double c))
+#define UNAVAILABLE_binary_s1(name) \
+  PURE_OBJ(torchlean_cuda_buffer_##name, (b_lean_obj_arg a, b_lean_obj_arg b, double c))
+#define UNAVAILABLE_unary_s2(name) \
+  PURE_OBJ(torchlean_cuda_buffer_##name, (b_lean_obj_arg x, double lo, double hi))
+#define UNAVAILABLE_binary_s2(name) \
+  PURE_OBJ(torchlean_cuda_buffer_##name, (b_lean_obj_arg x, b_lean_obj_arg g, double lo, double hi))
+#define UNAVAILABLE_ternary_pair(name) \
+  PURE_OBJ(torchlean_cuda_buffer_##name, (b_lean_obj_arg a, b_lean_obj_arg b, b_lean_obj_arg g))
+#define UNAVAILABLE_adam(name)                                                                   \
+  PURE_OBJ(torchlean_cuda_buffer_##name,                                                         \
+           (b_lean_obj_arg p, b_lean_obj_arg g, b_lean_obj_arg m, b_lean_obj_arg v, double b1,   \
+            double omb1, double b2, double omb2, double c1, double c2, double eps, double decay, \
+            double update_scale))
+/* copy_and_release is defined above with the buffer-copy rows. */
+#define UNAVAILABLE_copy_release(name)
+#define TLRT_ELEMENTWISE(name, Functor, signature, ulp_f32, ulp_f64) UNAVAILABLE_##signature(name)
+#include "../kernels/elementwise/elementwise_ops.def"
+#undef TLRT_ELEMENTWISE
+
+PURE_OBJ(torchlean_cuda_buffer_reduce_sum, (b_lean_obj_arg x))
+PURE_OBJ(torchlean_cuda_buffer_reduce_mean, (b_lean_obj_arg x))

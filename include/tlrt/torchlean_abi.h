@@ -129,6 +129,37 @@ TLRT_EXPORT lean_obj_res torchlean_libtorch_device_mem_bus_width(uint32_t index)
 TLRT_EXPORT lean_obj_res torchlean_libtorch_device_total_bytes(uint32_t index);
 TLRT_EXPORT lean_obj_res torchlean_libtorch_driver_version(uint32_t token);
 TLRT_EXPORT lean_obj_res torchlean_libtorch_runtime_version(uint32_t token);
+/* ---- numerical operations: the elementwise family (kernels/elementwise/elementwise_ops.def) ---- */
+#define TLRT_ABI_unary(name) TLRT_EXPORT lean_obj_res torchlean_cuda_buffer_##name(b_lean_obj_arg x);
+#define TLRT_ABI_binary(name) \
+  TLRT_EXPORT lean_obj_res torchlean_cuda_buffer_##name(b_lean_obj_arg a, b_lean_obj_arg b);
+#define TLRT_ABI_unary_s1(name) \
+  TLRT_EXPORT lean_obj_res torchlean_cuda_buffer_##name(b_lean_obj_arg x, double c);
+#define TLRT_ABI_binary_s1(name)                                                        \
+  TLRT_EXPORT lean_obj_res torchlean_cuda_buffer_##name(b_lean_obj_arg a, b_lean_obj_arg b, \
+                                                        double c);
+#define TLRT_ABI_unary_s2(name) \
+  TLRT_EXPORT lean_obj_res torchlean_cuda_buffer_##name(b_lean_obj_arg x, double lo, double hi);
+#define TLRT_ABI_binary_s2(name)                                                        \
+  TLRT_EXPORT lean_obj_res torchlean_cuda_buffer_##name(b_lean_obj_arg x, b_lean_obj_arg g, \
+                                                        double lo, double hi);
+#define TLRT_ABI_ternary_pair(name)                                                     \
+  TLRT_EXPORT lean_obj_res torchlean_cuda_buffer_##name(b_lean_obj_arg a, b_lean_obj_arg b, \
+                                                        b_lean_obj_arg g);
+#define TLRT_ABI_adam(name)                                                                  \
+  TLRT_EXPORT lean_obj_res torchlean_cuda_buffer_##name(                                     \
+      b_lean_obj_arg p, b_lean_obj_arg g, b_lean_obj_arg m, b_lean_obj_arg v, double b1,     \
+      double omb1, double b2, double omb2, double c1, double c2, double eps, double decay,   \
+      double update_scale);
+#define TLRT_ABI_copy_release(name) TLRT_ABI_unary(name)
+#define TLRT_ELEMENTWISE(name, Functor, signature, ulp_f32, ulp_f64) TLRT_ABI_##signature(name)
+#include "../../kernels/elementwise/elementwise_ops.def"
+#undef TLRT_ELEMENTWISE
+
+/* ---- numerical operations: whole-buffer reductions --------------------------------------------- */
+TLRT_EXPORT lean_obj_res torchlean_cuda_buffer_reduce_sum(b_lean_obj_arg x);
+TLRT_EXPORT lean_obj_res torchlean_cuda_buffer_reduce_mean(b_lean_obj_arg x);
+
 #ifdef __cplusplus
 }
 #endif

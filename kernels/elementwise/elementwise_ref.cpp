@@ -1,0 +1,80 @@
+// Reference launcher of the elementwise family: a plain loop over elements calling the
+// reference functor (elementwise_ref.h) of the operation. Element order does not matter for an
+// elementwise map, so large buffers are cut into contiguous ranges run on several threads.
+#include <algorithm>
+#include <thread>
+#include <vector>
+
+#include "kernels/elementwise/elementwise.h"
+#include "kernels/elementwise/elementwise_ref.h"
+
+namespace tlrt::kernels {
+namespace {
+
+template <class Op, class T>
+void run_range(const T* const* in, T* const* out, const T* scalars, uint64_t begin, uint64_t end) {
+  T x[Op::kInputs];
+  T y[Op::kOutputs];
+  for (uint64_t i = begin; i < end; ++i) {
+    for (int k = 0; k < Op::kInputs; ++k) x[k] = in[k][i];
+    Op::apply(x, y, scalars);
+    for (int k = 0; k < Op::kOutputs; ++k) out[k][i] = y[k];
+  }
+}
+
+template <class Op, class T>
+void run(const T* const* in, T* const* out, const T* scalars, uint64_t n) {
+  constexpr uint64_t kPerThread = uint64_t{1} << 18;
+  const uint64_t hw = std::max(1u, std::thread::hardware_concurrency());
+  const uint64_t threads = std::min<uint64_t>(hw, (n + kPerThread - 1) / kPerThread);
+  if (threads <= 1) {
+    run_range<Op>(in, out, scalars, 0, n);
+    return;
+  }
+  const uint64_t per = (n + threads - 1) / threads;
+  std::vector<std::thread> workers;
+  for (uint64_t t = 1; t < threads; ++t) {
+    const uint64_t begin = t * per, end = std::min(n, begin + per);
+    if (begin < end) workers.emplace_back([=] { run_range<Op>(in, out, scalars, begin, end); });
+  }
+  run_range<Op>(in, out, scalars, 0, std::min(n, per));
+  for (std::thread& w : workers) w.join();
+}
+
+}  // namespace
+
+template <class T>
+void elementwise_ref(ElementwiseOp op, const T* const* in, T* const* out, const T* scalars,
+                     uint64_t n) {
+  if (n == 0) return;
+  switch (op) {
+#define TLRT_ELEMENTWISE(name, Functor, signature, ulp_f32, ulp_f64) \
+  case ElementwiseOp::name:                                          \
+    run<ref_ops::Functor>(in, out, scalars, n);                      \
+    break;
+#include "kernels/elementwise/elementwise_ops.def"
+#undef TLRT_ELEMENTWISE
+  }
+}
+
+template <class T>
+double elementwise_error_scale(ElementwiseOp op, const T* inputs, const T* scalars, T result) {
+  switch (op) {
+#define TLRT_ELEMENTWISE(name, Functor, signature, ulp_f32, ulp_f64) \
+  case ElementwiseOp::name:                                          \
+    return ref_ops::Functor::error_scale(inputs, scalars, &result);
+#include "kernels/elementwise/elementwise_ops.def"
+#undef TLRT_ELEMENTWISE
+  }
+  return 0;
+}
+
+template void elementwise_ref<float>(ElementwiseOp, const float* const*, float* const*,
+                                     const float*, uint64_t);
+template void elementwise_ref<double>(ElementwiseOp, const double* const*, double* const*,
+                                      const double*, uint64_t);
+template double elementwise_error_scale<float>(ElementwiseOp, const float*, const float*, float);
+template double elementwise_error_scale<double>(ElementwiseOp, const double*, const double*,
+                                                double);
+
+}  // namespace tlrt::kernels
