@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 
 namespace bench {
@@ -32,7 +33,9 @@ Harness::Harness(CUstream_st* stream) : stream_(stream) {
   check(cudaMalloc(&flush_, flush_bytes_), "cudaMalloc (L2 flush)");
 }
 
-Harness::~Harness() { cudaFree(flush_); }
+Harness::~Harness() {
+  cudaFree(flush_);
+}
 
 double Harness::device_median_us(const std::function<void(CUstream_st*)>& launch, int repeats,
                                  int warmup) {
@@ -69,6 +72,20 @@ double Harness::host_median_us(const std::function<void()>& call, int repeats, i
   return median(samples);
 }
 
+double Harness::host_per_call_us(const std::function<void()>& call, int calls, int batches,
+                                 const std::function<void()>& settle) {
+  std::vector<double> samples;
+  for (int b = -1; b < batches; ++b) {
+    if (settle) settle();
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < calls; ++i) call();
+    const auto t1 = std::chrono::steady_clock::now();
+    if (b >= 0) samples.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+  }
+  if (settle) settle();
+  return median(samples) / calls;
+}
+
 double Harness::measure_copy_gbps(size_t bytes) {
   void *a = nullptr, *b = nullptr;
   check(cudaMalloc(&a, bytes), "cudaMalloc (copy)");
@@ -90,16 +107,122 @@ void Harness::add(Row row) {
     row.gbps = row.bytes / (row.median_us * 1e-6) / 1e9;
     if (copy_gbps_ > 0) row.pct_of_copy = 100.0 * row.gbps / copy_gbps_;
   }
+  if (row.aten_us > 0) {
+    if (row.bytes > 0) row.aten_gbps = row.bytes / (row.aten_us * 1e-6) / 1e9;
+    if (row.median_us > 0) row.ratio = row.median_us / row.aten_us;
+  }
   rows_.push_back(row);
 }
 
-void Harness::print() const {
-  std::printf("%-10s %-46s %12s %10s %8s  %s\n", "group", "name", "median us", "GB/s", "% copy",
-              "note");
-  for (const Row& r : rows_) {
-    std::printf("%-10s %-46s %12.3f %10.1f %8.1f  %s\n", r.group.c_str(), r.name.c_str(),
-                r.median_us, r.gbps, r.pct_of_copy, r.note.c_str());
+void Harness::add_sweep(SweepPoint p) {
+  if (p.bytes > 0 && p.median_us > 0) {
+    p.gbps = p.bytes / (p.median_us * 1e-6) / 1e9;
+    if (copy_gbps_ > 0) p.pct_of_copy = 100.0 * p.gbps / copy_gbps_;
   }
+  if (p.bytes > 0 && p.aten_us > 0) p.aten_gbps = p.bytes / (p.aten_us * 1e-6) / 1e9;
+  sweep_.push_back(p);
+}
+
+void Harness::add_goal(Goal goal) {
+  goals_.push_back(goal);
+}
+
+namespace {
+
+// printf of one number, or an empty string where the figure was not measured.
+std::string cell(double v, const char* fmt) {
+  if (v == 0) return "";
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), fmt, v);
+  return buf;
+}
+
+std::string json_string(const std::string& s) {
+  std::string out = "\"";
+  for (const char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof(buf), "\\u%04x", c);
+      out += buf;
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
+// The sweep as one table per dtype: a row per size, a column pair (tlrt, ATen) per op.
+struct SweepTable {
+  std::string dtype;
+  std::vector<std::string> ops;
+  std::vector<uint64_t> sizes;
+  const SweepPoint* at(const std::vector<SweepPoint>& all, const std::string& op,
+                       uint64_t size) const {
+    for (const SweepPoint& p : all) {
+      if (p.dtype == dtype && p.op == op && p.size == size) return &p;
+    }
+    return nullptr;
+  }
+};
+
+std::vector<SweepTable> sweep_tables(const std::vector<SweepPoint>& all) {
+  std::vector<SweepTable> tables;
+  for (const SweepPoint& p : all) {
+    auto t = std::find_if(tables.begin(), tables.end(),
+                          [&](const SweepTable& x) { return x.dtype == p.dtype; });
+    if (t == tables.end()) {
+      tables.push_back(SweepTable{p.dtype, {}, {}});
+      t = tables.end() - 1;
+    }
+    if (std::find(t->ops.begin(), t->ops.end(), p.op) == t->ops.end()) t->ops.push_back(p.op);
+    if (std::find(t->sizes.begin(), t->sizes.end(), p.size) == t->sizes.end()) {
+      t->sizes.push_back(p.size);
+    }
+  }
+  for (SweepTable& t : tables) std::sort(t.sizes.begin(), t.sizes.end());
+  return tables;
+}
+
+std::string size_label(uint64_t n) {
+  for (int e = 0; e < 64; ++e) {
+    if (n == (uint64_t{1} << e)) return "2^" + std::to_string(e);
+  }
+  return std::to_string(n);
+}
+
+}  // namespace
+
+void Harness::print() const {
+  std::printf("%-10s %-46s %12s %10s %8s %12s %9s  %s\n", "group", "name", "median us", "GB/s",
+              "% copy", "ATen us", "tlrt/ATen", "note");
+  for (const Row& r : rows_) {
+    std::printf("%-10s %-46s %12.3f %10s %8s %12s %9s  %s\n", r.group.c_str(), r.name.c_str(),
+                r.median_us, cell(r.gbps, "%.1f").c_str(), cell(r.pct_of_copy, "%.1f").c_str(),
+                cell(r.aten_us, "%.3f").c_str(), cell(r.ratio, "%.3f").c_str(), r.note.c_str());
+  }
+  for (const SweepTable& t : sweep_tables(sweep_)) {
+    std::printf("\nsweep %s, GB/s (tlrt / ATen)\n%-8s", t.dtype.c_str(), "elements");
+    for (const std::string& op : t.ops) std::printf(" %21s", op.c_str());
+    std::printf("\n");
+    for (uint64_t n : t.sizes) {
+      std::printf("%-8s", size_label(n).c_str());
+      for (const std::string& op : t.ops) {
+        const SweepPoint* p = t.at(sweep_, op, n);
+        std::string c = p ? cell(p->gbps, "%.1f") + " / " + cell(p->aten_gbps, "%.1f") : "";
+        std::printf(" %21s", c.c_str());
+      }
+      std::printf("\n");
+    }
+  }
+  if (!goals_.empty()) std::printf("\n%-52s %-28s %-44s %s\n", "goal", "target", "measured", "");
+  for (const Goal& g : goals_) {
+    std::printf("%-52s %-28s %-44s %s\n", g.name.c_str(), g.target.c_str(), g.measured.c_str(),
+                g.met ? "met" : "NOT MET");
+  }
+  if (!aten_.empty()) std::printf("\n%s\n", aten_.c_str());
 }
 
 void Harness::write(const std::string& out_dir, const std::string& device_name) const {
@@ -107,25 +230,77 @@ void Harness::write(const std::string& out_dir, const std::string& device_name) 
   const std::time_t now = std::time(nullptr);
   std::strftime(date, sizeof(date), "%Y-%m-%d", std::gmtime(&now));
   if (FILE* f = std::fopen((out_dir + "/bench.md").c_str(), "w")) {
-    std::fprintf(f, "tlrt-bench on %s, %s\n\n", device_name.c_str(), date);
-    std::fprintf(f, "| group | name | median µs | GB/s | %% of copy | note |\n");
-    std::fprintf(f, "| --- | --- | ---: | ---: | ---: | --- |\n");
+    std::fprintf(f, "tlrt-bench on %s, %s; copy %.1f GB/s", device_name.c_str(), date, copy_gbps_);
+    if (!aten_.empty()) std::fprintf(f, "; %s", aten_.c_str());
+    std::fprintf(f, "\n\n");
+    if (!goals_.empty()) {
+      std::fprintf(f, "| goal | target | measured | met |\n| --- | --- | --- | --- |\n");
+      for (const Goal& g : goals_) {
+        std::fprintf(f, "| %s | %s | %s | %s |\n", g.name.c_str(), g.target.c_str(),
+                     g.measured.c_str(), g.met ? "yes" : "**no**");
+      }
+      std::fprintf(f, "\n");
+    }
+    std::fprintf(f,
+                 "| group | name | elements | median µs | GB/s | %% of copy | ATen µs | ATen GB/s "
+                 "| tlrt/ATen | note |\n");
+    std::fprintf(f, "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n");
     for (const Row& r : rows_) {
-      std::fprintf(f, "| %s | %s | %.3f | %.1f | %.1f | %s |\n", r.group.c_str(), r.name.c_str(),
-                   r.median_us, r.gbps, r.pct_of_copy, r.note.c_str());
+      std::fprintf(f, "| %s | %s | %s | %.3f | %s | %s | %s | %s | %s | %s |\n", r.group.c_str(),
+                   r.name.c_str(), r.size ? size_label(r.size).c_str() : "", r.median_us,
+                   cell(r.gbps, "%.1f").c_str(), cell(r.pct_of_copy, "%.1f").c_str(),
+                   cell(r.aten_us, "%.3f").c_str(), cell(r.aten_gbps, "%.1f").c_str(),
+                   cell(r.ratio, "%.3f").c_str(), r.note.c_str());
+    }
+    for (const SweepTable& t : sweep_tables(sweep_)) {
+      std::fprintf(f, "\nSize sweep, %s: GB/s, tlrt / ATen (one pass over memory)\n\n| elements |",
+                   t.dtype.c_str());
+      for (const std::string& op : t.ops) std::fprintf(f, " %s |", op.c_str());
+      std::fprintf(f, "\n| ---: |");
+      for (size_t k = 0; k < t.ops.size(); ++k) std::fprintf(f, " ---: |");
+      std::fprintf(f, "\n");
+      for (uint64_t n : t.sizes) {
+        std::fprintf(f, "| %s |", size_label(n).c_str());
+        for (const std::string& op : t.ops) {
+          const SweepPoint* p = t.at(sweep_, op, n);
+          std::string c = p ? cell(p->gbps, "%.0f") : "";
+          if (p && p->aten_gbps > 0) c += " / " + cell(p->aten_gbps, "%.0f");
+          std::fprintf(f, " %s |", c.c_str());
+        }
+        std::fprintf(f, "\n");
+      }
     }
     std::fclose(f);
   }
   if (FILE* f = std::fopen((out_dir + "/bench.json").c_str(), "w")) {
-    std::fprintf(f, "{\"device\":\"%s\",\"date\":\"%s\",\"copy_gbps\":%.1f,\"rows\":[",
-                 device_name.c_str(), date, copy_gbps_);
+    std::fprintf(f, "{\"device\":%s,\"date\":\"%s\",\"copy_gbps\":%.1f,\"aten\":%s,\"rows\":[",
+                 json_string(device_name).c_str(), date, copy_gbps_, json_string(aten_).c_str());
     for (size_t i = 0; i < rows_.size(); ++i) {
       const Row& r = rows_[i];
       std::fprintf(f,
-                   "%s{\"group\":\"%s\",\"name\":\"%s\",\"median_us\":%.4f,\"bytes\":%.0f,"
-                   "\"gbps\":%.2f,\"pct_of_copy\":%.2f,\"note\":\"%s\"}",
-                   i ? "," : "", r.group.c_str(), r.name.c_str(), r.median_us, r.bytes, r.gbps,
-                   r.pct_of_copy, r.note.c_str());
+                   "%s\n{\"group\":%s,\"name\":%s,\"size\":%llu,\"median_us\":%.4f,\"bytes\":%.0f,"
+                   "\"gbps\":%.2f,\"pct_of_copy\":%.2f,\"aten_us\":%.4f,\"aten_gbps\":%.2f,"
+                   "\"ratio\":%.4f,\"note\":%s}",
+                   i ? "," : "", json_string(r.group).c_str(), json_string(r.name).c_str(),
+                   static_cast<unsigned long long>(r.size), r.median_us, r.bytes, r.gbps,
+                   r.pct_of_copy, r.aten_us, r.aten_gbps, r.ratio, json_string(r.note).c_str());
+    }
+    std::fprintf(f, "],\n\"sweep\":[");
+    for (size_t i = 0; i < sweep_.size(); ++i) {
+      const SweepPoint& p = sweep_[i];
+      std::fprintf(f,
+                   "%s\n{\"op\":%s,\"dtype\":%s,\"size\":%llu,\"bytes\":%.0f,\"median_us\":%.4f,"
+                   "\"gbps\":%.2f,\"pct_of_copy\":%.2f,\"aten_us\":%.4f,\"aten_gbps\":%.2f}",
+                   i ? "," : "", json_string(p.op).c_str(), json_string(p.dtype).c_str(),
+                   static_cast<unsigned long long>(p.size), p.bytes, p.median_us, p.gbps,
+                   p.pct_of_copy, p.aten_us, p.aten_gbps);
+    }
+    std::fprintf(f, "],\n\"goals\":[");
+    for (size_t i = 0; i < goals_.size(); ++i) {
+      const Goal& g = goals_[i];
+      std::fprintf(f, "%s\n{\"name\":%s,\"target\":%s,\"measured\":%s,\"met\":%s}", i ? "," : "",
+                   json_string(g.name).c_str(), json_string(g.target).c_str(),
+                   json_string(g.measured).c_str(), g.met ? "true" : "false");
     }
     std::fprintf(f, "]}\n");
     std::fclose(f);

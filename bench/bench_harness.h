@@ -1,6 +1,6 @@
 // Measurement helpers for tlrt-bench: CUDA-event timing of device work (median over repeats after
-// warm-up, L2 flushed before each sample), host wall-clock timing, and the result table written
-// as markdown and JSON.
+// warm-up, L2 flushed before each sample), host wall-clock timing, and the result tables (rows, a
+// size sweep, goals) written as markdown and JSON.
 #pragma once
 
 #include <cstdint>
@@ -13,13 +13,38 @@ struct CUstream_st;
 namespace bench {
 
 struct Row {
-  std::string group;   // "allocator", "random", "transfer", ...
+  std::string group;  // "allocator", "random", "transfer", ...
   std::string name;
   double median_us = 0;
-  double bytes = 0;            // bytes moved per call (0 when not a bandwidth figure)
-  double gbps = 0;             // bytes / median
-  double pct_of_copy = 0;      // gbps / copy bandwidth of this run
+  double bytes = 0;        // bytes moved per call (0 when not a bandwidth figure)
+  double gbps = 0;         // bytes / median
+  double pct_of_copy = 0;  // gbps / copy bandwidth of this run
   std::string note;
+  uint64_t size = 0;     // elements per operand (0 when not meaningful)
+  double aten_us = 0;    // the same work through ATen in this process (0: not measured)
+  double aten_gbps = 0;  // bytes / aten_us
+  double ratio = 0;      // median_us / aten_us: below 1 means tlrt is faster
+};
+
+// One point of a size sweep: the same op timed through tlrt and (when present) ATen.
+struct SweepPoint {
+  std::string op;
+  std::string dtype;
+  uint64_t size = 0;
+  double bytes = 0;
+  double median_us = 0;
+  double gbps = 0;
+  double pct_of_copy = 0;
+  double aten_us = 0;  // 0: not measured
+  double aten_gbps = 0;
+};
+
+// A target from GPU.md and whether this run met it.
+struct Goal {
+  std::string name;
+  std::string target;
+  std::string measured;
+  bool met = false;
 };
 
 class Harness {
@@ -32,10 +57,20 @@ class Harness {
                           int warmup = 3);
   // Median host wall time in microseconds of `call`.
   static double host_median_us(const std::function<void()>& call, int repeats, int warmup = 2);
+  // Host time per call in microseconds: median over `batches` timed batches of `calls` calls
+  // (after one untimed batch), divided by `calls`. `settle` runs untimed before each batch, for
+  // example a device synchronize so that every batch starts with an empty queue.
+  static double host_per_call_us(const std::function<void()>& call, int calls, int batches,
+                                 const std::function<void()>& settle);
   // Device-to-device copy bandwidth (bytes read + written per second) on `bytes`-sized buffers.
   double measure_copy_gbps(size_t bytes);
 
+  CUstream_st* stream() const { return stream_; }
   void add(Row row);
+  void add_sweep(SweepPoint point);
+  void add_goal(Goal goal);
+  // One line on what the ATen columns compare against ("ATen: not found ..." when absent).
+  void set_aten(const std::string& description) { aten_ = description; }
   double copy_gbps() const { return copy_gbps_; }
   void write(const std::string& out_dir, const std::string& device_name) const;
   void print() const;
@@ -45,7 +80,10 @@ class Harness {
   void* flush_ = nullptr;
   size_t flush_bytes_ = 0;
   double copy_gbps_ = 0;
+  std::string aten_;
   std::vector<Row> rows_;
+  std::vector<SweepPoint> sweep_;
+  std::vector<Goal> goals_;
 };
 
 }  // namespace bench

@@ -1,5 +1,6 @@
-// tlrt-bench [--out DIR] [--only GROUP]: runs the benchmark groups on CUDA device 0, prints the
-// table and writes DIR/bench.md and DIR/bench.json.
+// tlrt-bench [--out DIR] [--only GROUP] [--sweep]: runs the benchmark groups on CUDA device 0,
+// prints the table and writes DIR/bench.md and DIR/bench.json. --sweep adds the elementwise size
+// sweep (2^10..2^28).
 #include <cuda_runtime.h>
 
 #include <cstdio>
@@ -14,16 +15,23 @@ void allocator_benchmarks(Harness& h);
 void random_benchmarks(Harness& h);
 void transfer_benchmarks(Harness& h);
 void abi_overhead_benchmarks(Harness& h);
+void launch_floor_benchmarks(Harness& h);
+void reduce_benchmarks(Harness& h);
+void elementwise_benchmarks(Harness& h, bool sweep);
 }  // namespace bench
 
 int main(int argc, char** argv) {
   std::string out = ".", only;
+  bool sweep = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--out" && i + 1 < argc) out = argv[++i];
     else if (a == "--only" && i + 1 < argc) only = argv[++i];
+    else if (a == "--sweep") sweep = true;
     else {
-      std::fprintf(stderr, "usage: tlrt-bench [--out DIR] [--only allocator|random|transfer|abi]\n");
+      std::fprintf(stderr,
+                   "usage: tlrt-bench [--out DIR] [--sweep] "
+                   "[--only allocator|random|transfer|abi|reduce|elementwise]\n");
       return 2;
     }
   }
@@ -45,6 +53,9 @@ int main(int argc, char** argv) {
   if (only.empty() || only == "random") bench::random_benchmarks(h);
   if (only.empty() || only == "transfer") bench::transfer_benchmarks(h);
   if (only.empty() || only == "abi") bench::abi_overhead_benchmarks(h);
+  if (only.empty() || only == "reduce") bench::reduce_benchmarks(h);
+  if (only.empty() || only == "abi" || only == "elementwise") bench::launch_floor_benchmarks(h);
+  if (only.empty() || only == "elementwise") bench::elementwise_benchmarks(h, sweep);
   h.print();
   h.write(out, props.name);
   return 0;

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -67,17 +68,21 @@ struct Device {
   cudnnContext* cudnn = nullptr;
 };
 
-std::mutex g_devices_mutex;
-// index -> device, filled on first use. Never destroyed: buffers may outlive static destruction,
-// so teardown is the exit handler below, which runs while the CUDA runtime is still up.
-std::vector<std::unique_ptr<Device>>& g_devices = *new std::vector<std::unique_ptr<Device>>();
+constexpr uint32_t kMaxDevices = 64;
+
+std::mutex g_devices_mutex;  // serialises initialisation and teardown
+// index -> device, published once on first use and never destroyed (buffers may outlive static
+// destruction; teardown is the exit handler below, which runs while the CUDA runtime is up).
+// Every call looks its device up, so reads take no lock.
+std::atomic<Device*> g_devices[kMaxDevices];
 
 // Returns what the runtime holds beyond live buffers (staging, handles, cached blocks) before the
 // CUDA runtime's own exit teardown, which was registered earlier and so runs later.
 void release_at_exit() {
   std::lock_guard<std::mutex> lock(g_devices_mutex);
-  for (auto& d : g_devices) {
-    if (!d) continue;
+  for (auto& slot : g_devices) {
+    Device* d = slot.load(std::memory_order_acquire);
+    if (d == nullptr) continue;
     cudaSetDevice(d->index);
     cudaStreamSynchronize(d->stream);
     for (size_t i = 0; i < kStagingBuffers; ++i) {
@@ -102,9 +107,7 @@ void release_at_exit() {
 }
 
 Device* find_device(uint32_t index) {
-  std::lock_guard<std::mutex> lock(g_devices_mutex);
-  if (index < g_devices.size() && g_devices[index]) return g_devices[index].get();
-  return nullptr;
+  return index < kMaxDevices ? g_devices[index].load(std::memory_order_acquire) : nullptr;
 }
 
 Device& get_device(uint32_t index) {
@@ -149,10 +152,11 @@ int device_count() {
 }
 
 void initialize(uint32_t index) {
+  if (find_device(index) != nullptr) return;
   std::lock_guard<std::mutex> lock(g_devices_mutex);
-  if (index < g_devices.size() && g_devices[index]) return;
+  if (find_device(index) != nullptr) return;
   const int count = device_count();
-  if (static_cast<int64_t>(index) >= count) {
+  if (static_cast<int64_t>(index) >= count || index >= kMaxDevices) {
     fail(ErrorKind::unavailable, "initialize",
          "selected CUDA device " + std::to_string(index) + " does not exist (" +
              std::to_string(count) + " visible)");
@@ -168,8 +172,7 @@ void initialize(uint32_t index) {
   d->memory = std::make_unique<DeviceMemory>(d->index, d->stream);
   d->allocator = std::make_unique<CachingAllocator>(
       d->memory.get(), CachingAllocator::caching_from_environment());
-  if (g_devices.size() <= index) g_devices.resize(index + 1);
-  g_devices[index] = std::move(d);
+  g_devices[index].store(d.release(), std::memory_order_release);
 }
 
 CUstream_st* stream(uint32_t index) { return get_device(index).stream; }

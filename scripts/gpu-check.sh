@@ -69,8 +69,11 @@ run parity "$BUILD/tools/tlrt-parity" --n 16777216 --json "$OUT/parity.json" \
 grep -E 'ops checked' "$LOG" | tail -1 | tee -a "$SUMMARY"
 
 if [ $QUICK = 0 ]; then
-  run bench "$BUILD/bench/tlrt-bench" --out "$OUT"
+  run bench "$BUILD/bench/tlrt-bench" --out "$OUT" --sweep
   [ -f "$OUT/bench.md" ] && cat "$OUT/bench.md" >>"$SUMMARY"
+  # GB/s against size from the sweep in bench.json (skips itself without matplotlib).
+  [ -f "$OUT/bench.json" ] && run plot python3 bench/plot_bench.py "$OUT/bench.json" \
+    "$OUT/bench_sweep.png"
 fi
 [ -f "$OUT/parity.md" ] && cat "$OUT/parity.md" >>"$SUMMARY"
 echo
