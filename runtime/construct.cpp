@@ -123,19 +123,4 @@ std::unique_ptr<Buffer> copy_buffer(const Buffer& source, const char* op) {
   return b;
 }
 
-std::unique_ptr<Buffer> multiply_by_one(const Buffer& source, const char* op) {
-  require_live(source, op);
-  const uint64_t n = source.size();
-  return build(
-      source.backend(), source.dtype(), n, op,
-      [&](auto* out) {
-        using T = std::remove_pointer_t<decltype(out)>;
-        kernels::multiply_by_one_ref<T>(out, source.as<T>(), n);
-      },
-      [&](auto* out, CUstream_st* s) {
-        using T = std::remove_pointer_t<decltype(out)>;
-        kernels::multiply_by_one_cuda<T>(out, source.as<T>(), n, s);
-      });
-}
-
 }  // namespace tlrt

@@ -24,7 +24,5 @@ std::unique_ptr<Buffer> make_bernoulli_mask(Backend backend, Dtype dtype, uint64
 
 // Bit-exact copy of a live buffer (released: released_buffer error).
 std::unique_ptr<Buffer> copy_buffer(const Buffer& source, const char* op);
-// The value copy x*1 in the buffer's dtype (signalling NaNs may be quieted).
-std::unique_ptr<Buffer> multiply_by_one(const Buffer& source, const char* op);
 
 }  // namespace tlrt

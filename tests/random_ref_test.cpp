@@ -1,6 +1,6 @@
-// Reference backend of the seeded random stream (SPEC-runtime 7) and of fill / narrow / widen /
-// multiply_by_one: the SPEC 7.5 vectors, the exact uniform formula, Bernoulli endpoints, the
-// normal stream against a binary64 Box-Muller formula, and IEEE conversion corner cases.
+// Reference backend of the seeded random stream (SPEC-runtime 7) and of fill: the SPEC 7.5 vectors,
+// the exact uniform formula, Bernoulli endpoints, the normal stream against a binary64 Box-Muller
+// formula, and fill copying the value's bits.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -31,16 +31,6 @@ uint64_t bits_of(double x) {
   uint64_t b;
   std::memcpy(&b, &x, sizeof b);
   return b;
-}
-float float_from_bits(uint32_t b) {
-  float x;
-  std::memcpy(&x, &b, sizeof x);
-  return x;
-}
-double double_from_bits(uint64_t b) {
-  double x;
-  std::memcpy(&x, &b, sizeof x);
-  return x;
 }
 
 // Inverting the finaliser lets a test pick the draw that a given index sees, so corner draws
@@ -358,7 +348,7 @@ TEST(RandNormalRef, SpecVectorKeyBElementZero) {
   EXPECT_NEAR(normal<float>(1, 0.0f, 1.0f, kKeyB)[0], f64, 1e-6);
 }
 
-// ---- fill / narrow / widen / multiply_by_one --------------------------------------------------
+// ---- fill -------------------------------------------------------------------------------------
 
 template <class T>
 void expect_fill_copies_bits() {
@@ -381,125 +371,6 @@ TEST(FillRef, CopiesTheValueBitsFloat32) {
 }
 TEST(FillRef, CopiesTheValueBitsFloat64) {
   expect_fill_copies_bits<double>();
-}
-
-TEST(NarrowRef, RoundsToNearestEven) {
-  const double fmax = std::numeric_limits<float>::max();
-  struct Case {
-    double in;
-    float out;
-  };
-  const Case cases[] = {
-      {0.0, 0.0f},
-      {-0.0, -0.0f},
-      {1.0, 1.0f},
-      {1.0 + 0x1p-24, 1.0f},                       // tie, even is 1
-      {1.0 + 3 * 0x1p-24, 1.0f + 0x1p-22f},        // tie, even is 1 + 2^-22
-      {1.0 + 0x1p-24 + 0x1p-50, 1.0f + 0x1p-23f},  // just above the tie
-      {-(1.0 + 3 * 0x1p-24), -(1.0f + 0x1p-22f)},  // symmetric for negatives
-      {0.1, 0.1f},
-      {fmax, std::numeric_limits<float>::max()},
-      {0x1.fffffefffffffp127, std::numeric_limits<float>::max()},  // below the overflow tie
-      {0x1.ffffffp127, std::numeric_limits<float>::infinity()},    // the tie rounds up to inf
-      {1e300, std::numeric_limits<float>::infinity()},
-      {-1e300, -std::numeric_limits<float>::infinity()},
-      {0x1p-149, 0x1p-149f},                // smallest subnormal, exact
-      {0x1.8p-140, 0x1.8p-140f},            // subnormal, exact
-      {0x1p-150, 0.0f},                     // tie, even is 0
-      {0x1.8p-149, 0x1p-148f},              // tie, even is 2^-148
-      {0x1.0000000000001p-150, 0x1p-149f},  // just above the tie
-      {-0x1p-151, -0.0f},                   // underflow keeps the sign
-      {1e-310, 0.0f},                       // binary64 subnormal
-      {-1e-310, -0.0f},
-      {std::numeric_limits<double>::infinity(), std::numeric_limits<float>::infinity()},
-      {-std::numeric_limits<double>::infinity(), -std::numeric_limits<float>::infinity()},
-  };
-  for (const Case& c : cases) {
-    float out = 42.0f;
-    narrow_f64_to_f32_ref(&out, &c.in, 1);
-    EXPECT_EQ(bits_of(out), bits_of(c.out)) << std::hexfloat << c.in;
-  }
-  const double nans[] = {std::numeric_limits<double>::quiet_NaN(),
-                         -std::numeric_limits<double>::quiet_NaN(),
-                         double_from_bits(0x7FF0000000000001ull)};
-  float out[3];
-  narrow_f64_to_f32_ref(out, nans, 3);
-  for (float x : out) EXPECT_TRUE(std::isnan(x));
-}
-
-TEST(WidenRef, IsExact) {
-  const float inf = std::numeric_limits<float>::infinity();
-  const float in[] = {0.0f,
-                      -0.0f,
-                      1.0f,
-                      0.1f,
-                      -3.25f,
-                      0x1p-149f,
-                      -0x1.fffffcp-127f,
-                      std::numeric_limits<float>::max(),
-                      inf,
-                      -inf};
-  const double expected[] = {0.0,
-                             -0.0,
-                             1.0,
-                             0x1.99999ap-4,  // 0.1f exactly
-                             -3.25,
-                             0x1p-149,
-                             -0x1.fffffcp-127,
-                             0x1.fffffep127,
-                             std::numeric_limits<double>::infinity(),
-                             -std::numeric_limits<double>::infinity()};
-  constexpr int kN = sizeof(in) / sizeof(in[0]);
-  double out[kN];
-  widen_f32_to_f64_ref(out, in, kN);
-  for (int i = 0; i < kN; ++i) EXPECT_EQ(bits_of(out[i]), bits_of(expected[i])) << i;
-  // Every binary32 pattern survives a widen-narrow round trip (NaNs stay NaN).
-  for (uint64_t b = 0; b <= 0xFFFFFFFFull; b += 0x10001) {
-    const float x = float_from_bits(static_cast<uint32_t>(b));
-    double w;
-    float back;
-    widen_f32_to_f64_ref(&w, &x, 1);
-    narrow_f64_to_f32_ref(&back, &w, 1);
-    if (std::isnan(x)) {
-      ASSERT_TRUE(std::isnan(w));
-      ASSERT_TRUE(std::isnan(back));
-    } else {
-      ASSERT_EQ(bits_of(back), bits_of(x)) << std::hex << b;
-    }
-  }
-}
-
-template <class T>
-void expect_multiply_by_one_preserves_values() {
-  const T inf = std::numeric_limits<T>::infinity();
-  const std::vector<T> in = {T(0),
-                             -T(0),
-                             T(1),
-                             T(-2.75),
-                             std::numeric_limits<T>::denorm_min(),
-                             -std::numeric_limits<T>::denorm_min() * T(3),
-                             std::numeric_limits<T>::min(),
-                             std::numeric_limits<T>::max(),
-                             inf,
-                             -inf,
-                             std::numeric_limits<T>::quiet_NaN(),
-                             -std::numeric_limits<T>::quiet_NaN()};
-  std::vector<T> out(in.size());
-  multiply_by_one_ref<T>(out.data(), in.data(), in.size());
-  for (size_t i = 0; i < in.size(); ++i) {
-    if (std::isnan(in[i])) {
-      EXPECT_TRUE(std::isnan(out[i])) << i;
-    } else {
-      EXPECT_EQ(bits_of(out[i]), bits_of(in[i])) << i;
-    }
-  }
-}
-
-TEST(MultiplyByOneRef, PreservesValuesFloat32) {
-  expect_multiply_by_one_preserves_values<float>();
-}
-TEST(MultiplyByOneRef, PreservesValuesFloat64) {
-  expect_multiply_by_one_preserves_values<double>();
 }
 
 }  // namespace

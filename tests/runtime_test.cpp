@@ -1,0 +1,86 @@
+// Runtime pieces below the ABI that need no device: the settings' environment rule and
+// interplay, dtype codes, overflow-checked sizes, and the reference backend's buffers.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+
+#include "runtime/buffer.h"
+#include "runtime/context.h"
+#include "runtime/counters.h"
+#include "runtime/error.h"
+#include "runtime/settings.h"
+
+namespace {
+
+TEST(Settings, EnvironmentRuleForDeterminism) {
+  EXPECT_FALSE(tlrt::deterministic_from_environment(nullptr));
+  EXPECT_FALSE(tlrt::deterministic_from_environment(""));
+  EXPECT_FALSE(tlrt::deterministic_from_environment("0"));
+  EXPECT_TRUE(tlrt::deterministic_from_environment("1"));
+  EXPECT_TRUE(tlrt::deterministic_from_environment("00"));
+  EXPECT_TRUE(tlrt::deterministic_from_environment("false"));
+  EXPECT_TRUE(tlrt::deterministic_from_environment(" 0"));
+}
+
+TEST(Settings, ErrorsAreInvalidArguments) {
+  try {
+    tlrt::get_setting(9);
+    FAIL() << "id 9 accepted";
+  } catch (const tlrt::Error& e) {
+    EXPECT_EQ(e.kind(), tlrt::ErrorKind::invalid_argument);
+    EXPECT_NE(std::string(e.what()).find("unknown runtime setting 9"), std::string::npos);
+  }
+  EXPECT_THROW(tlrt::set_setting(1, 2), tlrt::Error);
+  const uint32_t det = tlrt::get_setting(2);
+  tlrt::set_setting(2, 1);
+  EXPECT_THROW(tlrt::set_setting(3, 1), tlrt::Error);
+  tlrt::set_setting(2, det);
+}
+
+TEST(Dtype, OnlyNativeCodesConstruct) {
+  EXPECT_EQ(tlrt::native_dtype_from_code(0, "t"), tlrt::Dtype::f32);
+  EXPECT_EQ(tlrt::native_dtype_from_code(1, "t"), tlrt::Dtype::f64);
+  for (uint8_t code : {uint8_t{2}, uint8_t{3}, uint8_t{200}}) {
+    EXPECT_THROW(tlrt::native_dtype_from_code(code, "t"), tlrt::Error) << int(code);
+  }
+}
+
+TEST(Sizes, OverflowIsAnErrorNamingTheOp) {
+  EXPECT_EQ(tlrt::checked_mul(1u << 20, 1u << 20, "t"), uint64_t{1} << 40);
+  try {
+    tlrt::checked_mul(UINT64_MAX / 2, 3, "zeros");
+    FAIL() << "overflow accepted";
+  } catch (const tlrt::Error& e) {
+    EXPECT_EQ(e.kind(), tlrt::ErrorKind::invalid_argument);
+    EXPECT_NE(std::string(e.what()).find("tlrt: zeros:"), std::string::npos);
+  }
+  EXPECT_THROW(tlrt::checked_add(UINT64_MAX, 1, "t"), tlrt::Error);
+  // A scalar count whose byte size overflows is refused before any allocation.
+  const uint64_t created = tlrt::payload_counter().created();
+  EXPECT_THROW(tlrt::Buffer::allocate(tlrt::Backend::reference, tlrt::Dtype::f64,
+                                      UINT64_MAX / 4, "zeros"),
+               tlrt::Error);
+  EXPECT_EQ(tlrt::payload_counter().created(), created);
+}
+
+TEST(ReferenceBuffers, ReleaseIsIdempotentAndCountedOnce) {
+  const uint64_t live = tlrt::payload_counter().live();
+  auto b = tlrt::Buffer::allocate(tlrt::Backend::reference, tlrt::Dtype::f32, 10, "t");
+  EXPECT_EQ(tlrt::payload_counter().live() - live, 40u);
+  EXPECT_TRUE(b->release());
+  EXPECT_FALSE(b->release());
+  EXPECT_TRUE(b->released());
+  EXPECT_EQ(b->size(), 0u);
+  EXPECT_EQ(tlrt::payload_counter().live(), live);
+  EXPECT_THROW(tlrt::require_live(*b, "copy"), tlrt::Error);
+  auto empty = tlrt::Buffer::allocate(tlrt::Backend::reference, tlrt::Dtype::f64, 0, "t");
+  EXPECT_FALSE(empty->release());
+}
+
+TEST(Version, NamesTlrtAndItsBackend) {
+  const std::string v = tlrt::version_string();
+  EXPECT_EQ(v.rfind("tlrt ", 0), 0u) << v;
+  EXPECT_NE(v.find("backend"), std::string::npos) << v;
+}
+
+}  // namespace
