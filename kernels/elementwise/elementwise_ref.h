@@ -2,25 +2,34 @@
 // written as plain host C++ (the build compiles host code with -ffp-contract=off, so every
 // operator is one IEEE rounding and fma is std::fma). Bit-exact operations reproduce the staged
 // roundings; operations the contract only bounds (exp, log, sin, cos, tanh and the composites
-// that call them) evaluate the transcendental in a wider format (binary64 for float32, x87
-// extended for float64) and round once, so the reference is at least as accurate as the device
-// library it is compared with. Independent of the CUDA functors in elementwise_device.cuh.
+// that call them) evaluate the transcendental in a wider format and round once, so the reference
+// is at least as accurate as the device library it is compared with. Independent of the CUDA
+// functors in elementwise_device.cuh.
 #pragma once
 
 #include <cmath>
 
 namespace tlrt::kernels::ref_ops {
 
-template <class T> struct Wider;
-template <> struct Wider<float> { using type = double; };
-template <> struct Wider<double> { using type = long double; };
+// Transcendentals evaluated in a wider format and rounded once: binary64 for float32 (a double
+// rounding through binary64 is out of reach: 29 extra bits), binary128 for float64 where the
+// compiler has it (elementwise_ref.cpp), else x87 extended.
+inline float wide_exp(float x) { return static_cast<float>(std::exp(static_cast<double>(x))); }
+inline float wide_log(float x) { return static_cast<float>(std::log(static_cast<double>(x))); }
+inline float wide_sin(float x) { return static_cast<float>(std::sin(static_cast<double>(x))); }
+inline float wide_cos(float x) { return static_cast<float>(std::cos(static_cast<double>(x))); }
+inline float wide_tanh(float x) { return static_cast<float>(std::tanh(static_cast<double>(x))); }
+double wide_exp(double x);
+double wide_log(double x);
+double wide_sin(double x);
+double wide_cos(double x);
+double wide_tanh(double x);
 
-// One correctly rounded-or-better evaluation of a transcendental, rounded to T.
-template <class T> inline T wide_exp(T x) { return static_cast<T>(std::exp(static_cast<typename Wider<T>::type>(x))); }
-template <class T> inline T wide_log(T x) { return static_cast<T>(std::log(static_cast<typename Wider<T>::type>(x))); }
-template <class T> inline T wide_sin(T x) { return static_cast<T>(std::sin(static_cast<typename Wider<T>::type>(x))); }
-template <class T> inline T wide_cos(T x) { return static_cast<T>(std::cos(static_cast<typename Wider<T>::type>(x))); }
-template <class T> inline T wide_tanh(T x) { return static_cast<T>(std::tanh(static_cast<typename Wider<T>::type>(x))); }
+// The exact product 3 * c before its one rounding to T.
+inline float gelu_c3_exact_round(float c) { return static_cast<float>(3.0 * static_cast<double>(c)); }
+inline double gelu_c3_exact_round(double c) {
+  return static_cast<double>(3.0L * static_cast<long double>(c));
+}
 
 // C fmax/fmin with the ±0 tie made explicit (+0 wins max, -0 wins min), so both backends select
 // the same zero; NaN operands are ignored unless both are NaN.
@@ -40,9 +49,7 @@ template <class T> inline T select_min(T a, T b) {
 // GELU constants of SPEC-ops 6.1, rounded once to T (3*c is exact before its rounding).
 template <class T> inline T gelu_c() { return static_cast<T>(0.044715); }
 template <class T> inline T gelu_k() { return static_cast<T>(0.79788456080286535588); }
-template <class T> inline T gelu_c3() {
-  return static_cast<T>(3 * static_cast<typename Wider<T>::type>(gelu_c<T>()));
-}
+template <class T> inline T gelu_c3() { return gelu_c3_exact_round(gelu_c<T>()); }
 
 // Arity and the default error scale of a functor: ULPs of the result itself.
 template <int In, int Out, int Scalars>
