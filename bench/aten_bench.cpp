@@ -157,6 +157,7 @@ const AtenOp kOps[] = {
      "11 kernels: mul, add_(alpha), mul, addcmul_, mul, sqrt_, add_, mul, div_, add(alpha), "
      "add_(alpha)",
      adam_composed},
+    {"reduce_sum", 1, false, "sum(x)", [](X x, S) -> Tensors { return {at::sum(x[0])}; }},
     {"adam_step_fused", 4, true, "_fused_adam_ (PyTorch's fused optimizer, in place)", adam_fused},
 };
 

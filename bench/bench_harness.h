@@ -12,6 +12,9 @@ struct CUstream_st;
 
 namespace bench {
 
+// bench_kernels.cu: reads `bytes` of `buffer` on `stream`, evicting the L2 without dirtying it.
+void l2_flush(const void* buffer, size_t bytes, unsigned* sink, CUstream_st* stream);
+
 struct Row {
   std::string group;  // "allocator", "random", "transfer", ...
   std::string name;

@@ -304,7 +304,7 @@ TEST_F(Reduce, SizesAroundRowAndGridBoundariesFloat32) {
 
 TEST_F(Reduce, SizesAroundRowAndGridBoundariesFloat64) {
   for (uint64_t n : {uint64_t{0}, uint64_t{1}, uint64_t{255}, uint64_t{256}, uint64_t{257},
-                     kGridLanes - 1, kGridLanes + 1}) {
+                     kGridLanes - 1, kGridLanes + 1, 2 * kGridLanes + 3}) {
     const std::vector<double> x = random_values<double>(n, n + 1);
     EXPECT_TRUE(same(sum_of(x), model_sum(x))) << "n = " << n;
     // Integer partial sums stay exact in binary64.

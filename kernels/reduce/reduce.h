@@ -36,12 +36,11 @@ template <class T>
 T reduce_mean_ref(const T* x, uint64_t n);
 
 // Device workspace the CUDA launchers need for n elements of element_bytes each (0 when n <= 256:
-// a single row needs none). Layout (offsets 16-byte aligned): completion counters, second-pass
-// row results, first-pass row results.
+// a single row needs none). Layout (offsets 16-byte aligned): second-pass row results, first-pass
+// row results. Nothing in it is read before the launch writes it.
 struct ReduceWorkspaceLayout {
   uint64_t rows = 0;    // first-pass rows B
   uint64_t groups = 0;  // second-pass rows ceil(B/256)
-  size_t counters_offset = 0, counters_bytes = 0;
   size_t second_offset = 0;
   size_t first_offset = 0;
   size_t bytes = 0;
@@ -53,10 +52,8 @@ inline ReduceWorkspaceLayout reduce_workspace_layout(uint64_t n, size_t element_
   auto align16 = [](size_t b) { return (b + 15) / 16 * 16; };
   l.rows = reduce_rows(n);
   l.groups = reduce_rows(l.rows);
-  // One counter per second-pass row, plus one for the second-pass rows themselves.
-  l.counters_bytes = static_cast<size_t>(l.groups + 1) * sizeof(uint32_t);
-  l.second_offset = align16(l.counters_bytes);
-  l.first_offset = l.second_offset + align16(static_cast<size_t>(l.groups) * element_bytes);
+  l.second_offset = 0;
+  l.first_offset = align16(static_cast<size_t>(l.groups) * element_bytes);
   l.bytes = l.first_offset + static_cast<size_t>(l.rows) * element_bytes;
   return l;
 }
@@ -67,7 +64,9 @@ inline size_t reduce_sum_workspace_bytes(uint64_t n, size_t element_bytes) {
 
 // CUDA backend (kernels/reduce/reduce.cu). Asynchronous on `stream`: writes the result to the
 // device scalar *out. `workspace` is device memory of reduce_sum_workspace_bytes(n, sizeof(T))
-// bytes (may be null when that is 0), free for reuse by later work on the same stream.
+// bytes (may be null when that is 0), free for reuse by later work on the same stream. Launches
+// on one device must not overlap (the kernels share per-device completion counters): tlrt queues
+// all work of a device on its one stream.
 template <class T>
 void reduce_sum_cuda(const T* x, uint64_t n, T* out, void* workspace, CUstream_st* stream);
 template <class T>
