@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cmath>
+#include <limits>
 
 namespace tlrt::kernels::ref_ops {
 
@@ -201,10 +202,14 @@ struct GeluBwd : Shape<2, 1, 0> {
   // dx = ((t + 1 + x s d) / 2) g: s = 1 - t^2 cancels where |t| is near 1, so a few ULPs of t
   // move dx by a few ULPs of the terms' size, (|t + 1| + |x d|) |g| / 2.
   template <class T> static double error_scale(const T* x, const T*, const T* y) {
-    const double xv = static_cast<double>(x[0]), g = static_cast<double>(x[1]);
-    const double d = (3 * 0.044715 * xv * xv + 1) * 0.7978845608028654;
-    const double terms = 0.5 * std::fabs(g) * (2 + std::fabs(xv * d));
-    return std::fmax(std::fabs(static_cast<double>(y[0])), terms);
+    // In long double and capped at the largest double, so huge g or x still give a finite scale.
+    const long double xv = static_cast<long double>(x[0]), g = static_cast<long double>(x[1]);
+    const long double d = (3 * 0.044715L * xv * xv + 1) * 0.7978845608028654L;
+    const long double terms = 0.5L * std::fabs(g) * (2 + std::fabs(xv * d));
+    const double capped = terms < static_cast<long double>(std::numeric_limits<double>::max())
+                              ? static_cast<double>(terms)
+                              : std::numeric_limits<double>::max();
+    return std::fmax(std::fabs(static_cast<double>(y[0])), capped);
   }
 };
 // fl(sgn(x) * g), sgn = +1, -1, or +0 for zeros and NaN: a true product (0 * inf = NaN).
