@@ -58,8 +58,11 @@ if [ $QUICK = 0 ]; then
   for t in abi_test elementwise_test reduce_test runtime_gpu_test random_gpu_test; do
     bin=$(find "$BUILD" -name "$t" -type f -perm -u+x | head -1)
     # The 2^32-element cases are left to the plain run: under the checker they take minutes.
+    # A cuDNN handle keeps three device allocations (25,352 bytes on the H200) after
+    # cudnnDestroy until the context ends, which the leak check reports; its test runs in the
+    # plain suite.
     TLRT_DEVICE=cuda run "memcheck-$t" compute-sanitizer --tool memcheck --leak-check full \
-      --error-exitcode 99 "$bin" --gtest_filter='-*DeathTest*:*Past2To32*'
+      --error-exitcode 99 "$bin" --gtest_filter='-*DeathTest*:*Past2To32*:*Cudnn*'
     grep -E 'ERROR SUMMARY' "$LOG" | tail -1 | tee -a "$SUMMARY"
   done
   unset TLRT_CACHING_ALLOCATOR
