@@ -46,20 +46,22 @@ torchlean_cuda_buffer* record_of(b_lean_obj_arg object, const char* op) {
 Buffer& live_buffer(b_lean_obj_arg object, const char* op) {
   torchlean_cuda_buffer* rec = record_of(object, op);
   if (rec->format != nullptr) {
-    fail(ErrorKind::invalid_argument, op, "expected a real (float32/float64) buffer, got an "
-                                          "encoded buffer");
+    fail(ErrorKind::invalid_argument, op,
+         "expected a real (float32/float64) buffer, got an "
+         "encoded buffer");
   }
   require_live(*rec->buffer, op);
   return *rec->buffer;
 }
 
-void panic(const std::string& message) { lean_internal_panic(message.c_str()); }
+void panic(const std::string& message) {
+  lean_internal_panic(message.c_str());
+}
 
 lean_obj_res io_error(ErrorKind kind, const std::string& message) {
   lean_object* text = lean_mk_string(message.c_str());
-  lean_object* err = kind == ErrorKind::out_of_memory
-                         ? lean_mk_io_error_resource_exhausted(0, text)
-                         : lean_mk_io_error_other_error(0, text);
+  lean_object* err = kind == ErrorKind::out_of_memory ? lean_mk_io_error_resource_exhausted(0, text)
+                                                      : lean_mk_io_error_other_error(0, text);
   return lean_io_result_mk_error(err);
 }
 

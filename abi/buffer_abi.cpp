@@ -34,7 +34,9 @@ uint32_t size_of(b_lean_obj_arg object) {
 extern "C" {
 
 // Borrowed. Drops the payload now; 1 iff a live nonempty payload was retired. No initialisation.
-uint32_t torchlean_cuda_buffer_release(b_lean_obj_arg object) { return release_object(object); }
+uint32_t torchlean_cuda_buffer_release(b_lean_obj_arg object) {
+  return release_object(object);
+}
 
 // Borrowed; token ignored.
 uint32_t torchlean_cuda_buffer_release_with_token(b_lean_obj_arg object, uint32_t) {
@@ -49,7 +51,9 @@ lean_obj_res torchlean_cuda_buffer_release_then(b_lean_obj_arg scratch, b_lean_o
 }
 
 // Borrowed. Scalars held (0 after release); panics above UINT32_MAX.
-uint32_t torchlean_cuda_buffer_size(b_lean_obj_arg object) { return size_of(object); }
+uint32_t torchlean_cuda_buffer_size(b_lean_obj_arg object) {
+  return size_of(object);
+}
 
 // Borrowed; token ignored.
 uint32_t torchlean_cuda_buffer_size_with_token(b_lean_obj_arg object, uint32_t) {
@@ -61,7 +65,8 @@ uint8_t torchlean_cuda_buffer_dtype(b_lean_obj_arg object) {
   return pure_call([&]() -> uint8_t {
     torchlean_cuda_buffer* rec = record_of(object, "dtype");
     if (rec->format != nullptr) {
-      if (rec->buffer->released()) tlrt::fail(ErrorKind::released_buffer, "dtype", "released handle");
+      if (rec->buffer->released())
+        tlrt::fail(ErrorKind::released_buffer, "dtype", "released handle");
       return 2;
     }
     tlrt::require_live(*rec->buffer, "dtype");

@@ -51,51 +51,52 @@ lean_obj_res call_then_release(ElementwiseOp op, b_lean_obj_arg x) {
 
 }  // namespace
 
-#define TLRT_SIGNATURE_unary(name)                                  \
-  lean_obj_res torchlean_cuda_buffer_##name(b_lean_obj_arg x) {     \
-    return call(ElementwiseOp::name, {x}, {});                      \
+#define TLRT_SIGNATURE_unary(name)                              \
+  lean_obj_res torchlean_cuda_buffer_##name(b_lean_obj_arg x) { \
+    return call(ElementwiseOp::name, {x}, {});                  \
   }
-#define TLRT_SIGNATURE_binary(name)                                                   \
-  lean_obj_res torchlean_cuda_buffer_##name(b_lean_obj_arg a, b_lean_obj_arg b) {     \
-    return call(ElementwiseOp::name, {a, b}, {});                                     \
+#define TLRT_SIGNATURE_binary(name)                                               \
+  lean_obj_res torchlean_cuda_buffer_##name(b_lean_obj_arg a, b_lean_obj_arg b) { \
+    return call(ElementwiseOp::name, {a, b}, {});                                 \
   }
-#define TLRT_SIGNATURE_unary_s1(name)                                         \
-  lean_obj_res torchlean_cuda_buffer_##name(b_lean_obj_arg x, double c) {     \
-    return call(ElementwiseOp::name, {x}, {c});                               \
+#define TLRT_SIGNATURE_unary_s1(name)                                     \
+  lean_obj_res torchlean_cuda_buffer_##name(b_lean_obj_arg x, double c) { \
+    return call(ElementwiseOp::name, {x}, {c});                           \
   }
-#define TLRT_SIGNATURE_binary_s1(name)                                                          \
-  lean_obj_res torchlean_cuda_buffer_##name(b_lean_obj_arg a, b_lean_obj_arg b, double c) {     \
-    return call(ElementwiseOp::name, {a, b}, {c});                                              \
+#define TLRT_SIGNATURE_binary_s1(name)                                                      \
+  lean_obj_res torchlean_cuda_buffer_##name(b_lean_obj_arg a, b_lean_obj_arg b, double c) { \
+    return call(ElementwiseOp::name, {a, b}, {c});                                          \
   }
-#define TLRT_SIGNATURE_unary_s2(name)                                                    \
-  lean_obj_res torchlean_cuda_buffer_##name(b_lean_obj_arg x, double lo, double hi) {    \
-    return call(ElementwiseOp::name, {x}, {lo, hi});                                     \
+#define TLRT_SIGNATURE_unary_s2(name)                                                 \
+  lean_obj_res torchlean_cuda_buffer_##name(b_lean_obj_arg x, double lo, double hi) { \
+    return call(ElementwiseOp::name, {x}, {lo, hi});                                  \
   }
-#define TLRT_SIGNATURE_binary_s2(name)                                                       \
-  lean_obj_res torchlean_cuda_buffer_##name(b_lean_obj_arg x, b_lean_obj_arg g, double lo,   \
-                                            double hi) {                                     \
-    return call(ElementwiseOp::name, {x, g}, {lo, hi});                                      \
+#define TLRT_SIGNATURE_binary_s2(name)                                                     \
+  lean_obj_res torchlean_cuda_buffer_##name(b_lean_obj_arg x, b_lean_obj_arg g, double lo, \
+                                            double hi) {                                   \
+    return call(ElementwiseOp::name, {x, g}, {lo, hi});                                    \
   }
-#define TLRT_SIGNATURE_ternary_pair(name)                                                     \
-  lean_obj_res torchlean_cuda_buffer_##name(b_lean_obj_arg a, b_lean_obj_arg b,               \
-                                            b_lean_obj_arg g) {                               \
-    return call(ElementwiseOp::name, {a, b, g}, {});                                          \
+#define TLRT_SIGNATURE_ternary_pair(name)                                       \
+  lean_obj_res torchlean_cuda_buffer_##name(b_lean_obj_arg a, b_lean_obj_arg b, \
+                                            b_lean_obj_arg g) {                 \
+    return call(ElementwiseOp::name, {a, b, g}, {});                            \
   }
-#define TLRT_SIGNATURE_adam(name)                                                                \
-  lean_obj_res torchlean_cuda_buffer_##name(                                                     \
-      b_lean_obj_arg p, b_lean_obj_arg g, b_lean_obj_arg m, b_lean_obj_arg v, double b1,         \
-      double omb1, double b2, double omb2, double c1, double c2, double eps, double decay,       \
-      double update_scale) {                                                                     \
-    return call(ElementwiseOp::name, {p, g, m, v},                                               \
-                {b1, omb1, b2, omb2, c1, c2, eps, decay, update_scale});                         \
+#define TLRT_SIGNATURE_adam(name)                                                                 \
+  lean_obj_res torchlean_cuda_buffer_##name(b_lean_obj_arg p, b_lean_obj_arg g, b_lean_obj_arg m, \
+                                            b_lean_obj_arg v, double b1, double omb1, double b2,  \
+                                            double omb2, double c1, double c2, double eps,        \
+                                            double decay, double update_scale) {                  \
+    return call(ElementwiseOp::name, {p, g, m, v},                                                \
+                {b1, omb1, b2, omb2, c1, c2, eps, decay, update_scale});                          \
   }
-#define TLRT_SIGNATURE_copy_release(name)                           \
-  lean_obj_res torchlean_cuda_buffer_##name(b_lean_obj_arg x) {     \
-    return call_then_release(ElementwiseOp::name, x);               \
+#define TLRT_SIGNATURE_copy_release(name)                       \
+  lean_obj_res torchlean_cuda_buffer_##name(b_lean_obj_arg x) { \
+    return call_then_release(ElementwiseOp::name, x);           \
   }
 
 extern "C" {
-#define TLRT_ELEMENTWISE(name, Functor, signature, ulp_f32, ulp_f64) TLRT_SIGNATURE_##signature(name)
+#define TLRT_ELEMENTWISE(name, Functor, signature, ulp_f32, ulp_f64) \
+  TLRT_SIGNATURE_##signature(name)
 #include "kernels/elementwise/elementwise_ops.def"
 #undef TLRT_ELEMENTWISE
 }  // extern "C"

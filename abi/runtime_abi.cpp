@@ -13,7 +13,9 @@ using namespace tlrt::abi;
 
 namespace {
 
-tlrt::AllocatorStats stats() { return tlrt::allocator(tlrt::default_backend()).stats(); }
+tlrt::AllocatorStats stats() {
+  return tlrt::allocator(tlrt::default_backend()).stats();
+}
 
 }  // namespace
 
@@ -21,15 +23,21 @@ extern "C" {
 
 // 1 when the default backend has a usable device (a visible CUDA device, or the reference
 // backend's host), 2 otherwise. No initialisation.
-uint32_t torchlean_cuda_runtime_status(uint32_t) { return tlrt::device_count() > 0 ? 1 : 2; }
+uint32_t torchlean_cuda_runtime_status(uint32_t) {
+  return tlrt::device_count() > 0 ? 1 : 2;
+}
 
 // Fresh string naming tlrt, its version and the CUDA runtime.
 lean_obj_res torchlean_libtorch_version(uint32_t) {
   return unguarded_call([] { return lean_mk_string(tlrt::version_string().c_str()); });
 }
 
-uint32_t torchlean_libtorch_device_count(uint32_t) { return tlrt::device_count(); }
-uint32_t torchlean_libtorch_get_device(uint32_t) { return tlrt::selected_device(); }
+uint32_t torchlean_libtorch_device_count(uint32_t) {
+  return tlrt::device_count();
+}
+uint32_t torchlean_libtorch_get_device(uint32_t) {
+  return tlrt::selected_device();
+}
 
 // Refused while any buffer wrapper is alive, or for an index past the device count.
 lean_obj_res torchlean_libtorch_set_device(uint32_t index) {
@@ -60,9 +68,9 @@ lean_obj_res torchlean_libtorch_get_memory_fraction(uint32_t) {
 lean_obj_res torchlean_libtorch_set_memory_fraction(double fraction) {
   return io_call([&] {
     if (!std::isfinite(fraction) || !(fraction > 0.0) || fraction > 1.0) {
-      tlrt::fail(ErrorKind::invalid_argument, "set_memory_fraction",
-                 "memory fraction must be finite and in (0, 1] (got " + std::to_string(fraction) +
-                     ")");
+      tlrt::fail(
+          ErrorKind::invalid_argument, "set_memory_fraction",
+          "memory fraction must be finite and in (0, 1] (got " + std::to_string(fraction) + ")");
     }
     tlrt::allocator(tlrt::default_backend()).set_memory_fraction(fraction);
     return lean_box(0);
@@ -84,16 +92,24 @@ lean_obj_res torchlean_libtorch_empty_cache(uint32_t) {
 }
 
 // Ownership counters: relaxed atomic reads, no initialisation, never fail.
-uint64_t torchlean_cuda_allocator_live_bytes(uint32_t) { return tlrt::payload_counter().live(); }
-uint64_t torchlean_cuda_allocator_peak_bytes(uint32_t) { return tlrt::payload_counter().peak(); }
+uint64_t torchlean_cuda_allocator_live_bytes(uint32_t) {
+  return tlrt::payload_counter().live();
+}
+uint64_t torchlean_cuda_allocator_peak_bytes(uint32_t) {
+  return tlrt::payload_counter().peak();
+}
 uint64_t torchlean_cuda_allocator_alloc_count(uint32_t) {
   return tlrt::payload_counter().created();
 }
 uint64_t torchlean_cuda_allocator_free_count(uint32_t) {
   return tlrt::payload_counter().retired();
 }
-uint64_t torchlean_cuda_wrapper_live_count(uint32_t) { return tlrt::wrapper_counter().live(); }
-uint64_t torchlean_cuda_wrapper_peak_count(uint32_t) { return tlrt::wrapper_counter().peak(); }
+uint64_t torchlean_cuda_wrapper_live_count(uint32_t) {
+  return tlrt::wrapper_counter().live();
+}
+uint64_t torchlean_cuda_wrapper_peak_count(uint32_t) {
+  return tlrt::wrapper_counter().peak();
+}
 uint64_t torchlean_cuda_wrapper_alloc_count(uint32_t) {
   return tlrt::wrapper_counter().created();
 }

@@ -46,9 +46,8 @@ double Harness::device_median_us(const std::function<void(CUstream_st*)>& launch
   for (int i = 0; i < warmup; ++i) launch(stream_);
   std::vector<double> samples;
   for (int i = 0; i < repeats; ++i) {
-    l2_flush(flush_, flush_bytes_, reinterpret_cast<unsigned*>(static_cast<char*>(flush_) +
-                                                            flush_bytes_),
-             stream_);
+    l2_flush(flush_, flush_bytes_,
+             reinterpret_cast<unsigned*>(static_cast<char*>(flush_) + flush_bytes_), stream_);
     check(cudaEventRecord(start, stream_), "cudaEventRecord");
     launch(stream_);
     check(cudaEventRecord(stop, stream_), "cudaEventRecord");

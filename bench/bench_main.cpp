@@ -25,9 +25,12 @@ int main(int argc, char** argv) {
   bool sweep = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a == "--out" && i + 1 < argc) out = argv[++i];
-    else if (a == "--only" && i + 1 < argc) only = argv[++i];
-    else if (a == "--sweep") sweep = true;
+    if (a == "--out" && i + 1 < argc)
+      out = argv[++i];
+    else if (a == "--only" && i + 1 < argc)
+      only = argv[++i];
+    else if (a == "--sweep")
+      sweep = true;
     else {
       std::fprintf(stderr,
                    "usage: tlrt-bench [--out DIR] [--sweep] "

@@ -29,8 +29,8 @@ void add_reduce_row(Harness& h, const char* dtype, uint64_t n, void* input, void
   r.note = note;
   // ATen's sum of the same data in the same run (its own copy of the input).
   const void* inputs[1] = {input};
-  r.aten_us = std::max(0.0, aten::median_us(h, "reduce_sum", sizeof(T) == 4 ? 0 : 1, inputs, 1,
-                                            nullptr, n, 20));
+  r.aten_us = std::max(
+      0.0, aten::median_us(h, "reduce_sum", sizeof(T) == 4 ? 0 : 1, inputs, 1, nullptr, n, 20));
   h.add(r);
 }
 
@@ -57,9 +57,9 @@ void reduce_benchmarks(Harness& h) {
   const uint64_t mi64 = uint64_t{64} << 20;
   for (uint64_t n : {uint64_t{1} << 20, uint64_t{1} << 22, uint64_t{1} << 24, uint64_t{1} << 25,
                      mi64, largest}) {
-    add_reduce_row<float>(h, "float32", n, input, workspace, out,
-                          n == mi64 ? "bytes read; goal >= 1.25x ATen's sum (GPU.md: 3205 GB/s)"
-                                    : "bytes read");
+    add_reduce_row<float>(
+        h, "float32", n, input, workspace, out,
+        n == mi64 ? "bytes read; goal >= 1.25x ATen's sum (GPU.md: 3205 GB/s)" : "bytes read");
   }
   tlrt::kernels::rand_uniform_cuda(static_cast<double*>(input), mi64, 0x5EED, nullptr);
   cudaDeviceSynchronize();

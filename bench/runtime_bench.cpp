@@ -19,8 +19,8 @@ namespace bench {
 
 void allocator_benchmarks(Harness& h) {
   tlrt::CachingAllocator& a = tlrt::allocator(tlrt::Backend::cuda);
-  for (size_t size : {size_t{512}, size_t{64} << 10, size_t{1} << 20, size_t{16} << 20,
-                      size_t{64} << 20}) {
+  for (size_t size :
+       {size_t{512}, size_t{64} << 10, size_t{1} << 20, size_t{16} << 20, size_t{64} << 20}) {
     a.free(a.allocate(size, "bench"));  // warm: the block is cached from here on
     constexpr int kPairs = 20000;
     const double batch_us = Harness::host_median_us(
@@ -40,7 +40,7 @@ void allocator_benchmarks(Harness& h) {
   std::vector<size_t> trace(400);
   for (size_t& s : trace) {
     const size_t base = size_t{1} << (10 + rng() % 17);  // 1 KiB .. 64 MiB
-    s = base + rng() % (base / 5 + 1) - base / 10;        // +-10%
+    s = base + rng() % (base / 5 + 1) - base / 10;       // +-10%
   }
   auto replay = [&] {
     std::vector<void*> window;
@@ -91,19 +91,24 @@ void random_benchmarks(Harness& h) {
   };
   add("rand_uniform float32, 64 Mi", h.device_median_us([&](CUstream_st* s) {
     tlrt::kernels::rand_uniform_cuda(static_cast<float*>(out), n, 0x1234, s);
-  }), n * 4.0, "bytes written; goal >= 3.5 TB/s; ATen composition 5.27 ms, torch.rand 0.12 ms");
+  }),
+      n * 4.0, "bytes written; goal >= 3.5 TB/s; ATen composition 5.27 ms, torch.rand 0.12 ms");
   add("rand_uniform float64, 64 Mi", h.device_median_us([&](CUstream_st* s) {
     tlrt::kernels::rand_uniform_cuda(static_cast<double*>(out), n, 0x1234, s);
-  }), n * 8.0, "bytes written");
+  }),
+      n * 8.0, "bytes written");
   add("bernoulli_mask float32, 64 Mi", h.device_median_us([&](CUstream_st* s) {
     tlrt::kernels::bernoulli_mask_cuda(static_cast<float*>(out), n, 0.5f, 0x1234, s);
-  }), n * 4.0, "bytes written");
+  }),
+      n * 4.0, "bytes written");
   add("rand_normal float32, 64 Mi", h.device_median_us([&](CUstream_st* s) {
     tlrt::kernels::rand_normal_cuda(static_cast<float*>(out), n, 0.0f, 1.0f, 0x1234, s);
-  }), n * 4.0, "bytes written");
+  }),
+      n * 4.0, "bytes written");
   add("rand_normal float64, 64 Mi", h.device_median_us([&](CUstream_st* s) {
     tlrt::kernels::rand_normal_cuda(static_cast<double*>(out), n, 0.0, 1.0, 0x1234, s);
-  }), n * 8.0, "bytes written");
+  }),
+      n * 8.0, "bytes written");
   cudaFree(out);
 }
 
@@ -175,10 +180,12 @@ void transfer_benchmarks(Harness& h) {
 void abi_overhead_benchmarks(Harness& h) {
   constexpr int kCalls = 2000;
   const double async_us = Harness::host_median_us(
-      [&] {
-        for (int i = 0; i < kCalls; ++i) lean_dec(torchlean_cuda_buffer_rand_uniform(1024, i, 0));
-      },
-      7) / kCalls;
+                              [&] {
+                                for (int i = 0; i < kCalls; ++i)
+                                  lean_dec(torchlean_cuda_buffer_rand_uniform(1024, i, 0));
+                              },
+                              7) /
+                          kCalls;
   Row r;
   r.group = "abi";
   r.name = "rand_uniform 1024 through the ABI, async";
@@ -186,13 +193,14 @@ void abi_overhead_benchmarks(Harness& h) {
   r.note = "host time per call, buffer created and finalised";
   h.add(r);
   const double sync_us = Harness::host_median_us(
-      [&] {
-        for (int i = 0; i < kCalls; ++i) {
-          lean_dec(torchlean_cuda_buffer_rand_uniform(1024, i, 0));
-          lean_dec(torchlean_libtorch_synchronize(0));
-        }
-      },
-      7) / kCalls;
+                             [&] {
+                               for (int i = 0; i < kCalls; ++i) {
+                                 lean_dec(torchlean_cuda_buffer_rand_uniform(1024, i, 0));
+                                 lean_dec(torchlean_libtorch_synchronize(0));
+                               }
+                             },
+                             7) /
+                         kCalls;
   r.name = "rand_uniform 1024 through the ABI + synchronize";
   r.median_us = sync_us;
   h.add(r);

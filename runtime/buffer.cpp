@@ -11,8 +11,9 @@ namespace tlrt {
 Dtype native_dtype_from_code(uint8_t code, const char* op) {
   if (code > 1) {
     fail(ErrorKind::invalid_argument, op,
-         "unsupported buffer dtype code " + std::to_string(code) + " (expected 0 = float32 or "
-         "1 = float64)");
+         "unsupported buffer dtype code " + std::to_string(code) +
+             " (expected 0 = float32 or "
+             "1 = float64)");
   }
   return static_cast<Dtype>(code);
 }
@@ -34,7 +35,9 @@ std::unique_ptr<Buffer> Buffer::allocate(Backend backend, Dtype dtype, uint64_t 
   return b;
 }
 
-Buffer::~Buffer() { release(); }
+Buffer::~Buffer() {
+  release();
+}
 
 bool Buffer::release() {
   if (released_) return false;

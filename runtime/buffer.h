@@ -31,7 +31,10 @@ class Buffer {
   Dtype dtype() const { return dtype_; }
   Backend backend() const { return backend_; }
   void* data() const { return data_; }
-  template <class T> T* as() const { return static_cast<T*>(data_); }
+  template <class T>
+  T* as() const {
+    return static_cast<T*>(data_);
+  }
 
  private:
   Buffer(Backend backend, Dtype dtype, uint64_t size, void* data)

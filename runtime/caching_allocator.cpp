@@ -354,7 +354,9 @@ CachingAllocator::CachingAllocator(MemorySource* source, bool caching) {
   impl_->caching = caching;
 }
 
-bool CachingAllocator::caching() const { return impl_->caching; }
+bool CachingAllocator::caching() const {
+  return impl_->caching;
+}
 
 bool CachingAllocator::caching_from_environment() {
   const char* v = std::getenv("TLRT_CACHING_ALLOCATOR");

@@ -32,14 +32,14 @@ struct AllocatorStats {
   uint64_t reserved_bytes = 0;        // bytes obtained from the source (allocated + cached)
   uint64_t peak_allocated_bytes = 0;  // process-lifetime high-water marks, never reset
   uint64_t peak_reserved_bytes = 0;
-  uint64_t requested_bytes = 0;       // bytes asked for by live allocations (unrounded)
-  uint64_t active_blocks = 0;         // live allocations
-  uint64_t segments = 0;              // source allocations currently held
-  uint64_t source_allocs = 0;         // MemorySource::allocate calls that succeeded
-  uint64_t source_frees = 0;          // MemorySource::release calls
-  uint64_t retries = 0;               // out-of-memory retries after freeing the cache
-  uint64_t ooms = 0;                  // allocations that failed for good
-  uint64_t cached_bytes = 0;          // reserved - allocated
+  uint64_t requested_bytes = 0;  // bytes asked for by live allocations (unrounded)
+  uint64_t active_blocks = 0;    // live allocations
+  uint64_t segments = 0;         // source allocations currently held
+  uint64_t source_allocs = 0;    // MemorySource::allocate calls that succeeded
+  uint64_t source_frees = 0;     // MemorySource::release calls
+  uint64_t retries = 0;          // out-of-memory retries after freeing the cache
+  uint64_t ooms = 0;             // allocations that failed for good
+  uint64_t cached_bytes = 0;     // reserved - allocated
   uint64_t largest_cached_block = 0;
 };
 
@@ -47,12 +47,13 @@ class CachingAllocator {
  public:
   // Requests are rounded up to kRound bytes; requests up to kSmallLimit use the small pool.
   static constexpr size_t kRound = 512;
-  static constexpr size_t kSmallLimit = size_t{1} << 20;          // 1 MiB
-  static constexpr size_t kSmallSegment = size_t{2} << 20;        // 2 MiB
-  static constexpr size_t kMediumLimit = size_t{10} << 20;        // 10 MiB
-  static constexpr size_t kMediumSegment = size_t{20} << 20;      // 20 MiB
-  static constexpr size_t kLargeSegmentRound = size_t{2} << 20;   // 2 MiB
-  static constexpr size_t kLargeSplitRemainder = size_t{1} << 20; // split large only if > 1 MiB left
+  static constexpr size_t kSmallLimit = size_t{1} << 20;         // 1 MiB
+  static constexpr size_t kSmallSegment = size_t{2} << 20;       // 2 MiB
+  static constexpr size_t kMediumLimit = size_t{10} << 20;       // 10 MiB
+  static constexpr size_t kMediumSegment = size_t{20} << 20;     // 20 MiB
+  static constexpr size_t kLargeSegmentRound = size_t{2} << 20;  // 2 MiB
+  static constexpr size_t kLargeSplitRemainder = size_t{1}
+                                                 << 20;  // split large only if > 1 MiB left
 
   // caching = false is the pass-through mode: every request is its own source allocation, and a
   // free synchronises the source and returns it at once (for memory checkers; slow).

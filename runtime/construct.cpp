@@ -30,11 +30,17 @@ std::unique_ptr<Buffer> build(Backend backend, Dtype dtype, uint64_t n, const ch
   std::unique_ptr<Buffer> b = Buffer::allocate(backend, dtype, n, op);
   if (n == 0) return b;
   if (backend == Backend::reference) {
-    if (dtype == Dtype::f32) ref(b->as<float>()); else ref(b->as<double>());
+    if (dtype == Dtype::f32)
+      ref(b->as<float>());
+    else
+      ref(b->as<double>());
   } else {
 #if TLRT_HAVE_CUDA
     CUstream_st* s = device_stream();
-    if (dtype == Dtype::f32) dev(b->as<float>(), s); else dev(b->as<double>(), s);
+    if (dtype == Dtype::f32)
+      dev(b->as<float>(), s);
+    else
+      dev(b->as<double>(), s);
 #else
     (void)dev;
     device_stream();
@@ -75,8 +81,7 @@ std::unique_ptr<Buffer> make_full(Backend backend, Dtype dtype, uint64_t n, doub
 std::unique_ptr<Buffer> make_rand_uniform(Backend backend, Dtype dtype, uint64_t n, uint64_t key,
                                           const char* op) {
   return build(
-      backend, dtype, n, op,
-      [&](auto* out) { kernels::rand_uniform_ref(out, n, key); },
+      backend, dtype, n, op, [&](auto* out) { kernels::rand_uniform_ref(out, n, key); },
       [&](auto* out, CUstream_st* s) { kernels::rand_uniform_cuda(out, n, key, s); });
 }
 

@@ -45,7 +45,9 @@ CachingAllocator& host_allocator() {
 
 }  // namespace
 
-bool built_with_cuda() { return TLRT_HAVE_CUDA != 0; }
+bool built_with_cuda() {
+  return TLRT_HAVE_CUDA != 0;
+}
 
 Backend default_backend() {
   static const Backend backend = read_backend();
@@ -64,14 +66,16 @@ uint32_t device_count() {
   return default_backend() == Backend::cuda ? cuda_device_count() : 1;
 }
 
-uint32_t selected_device() { return g_selected.load(std::memory_order_relaxed); }
+uint32_t selected_device() {
+  return g_selected.load(std::memory_order_relaxed);
+}
 
 void select_device(uint32_t index, uint64_t live_wrappers) {
   const uint32_t count = device_count();
   if (index >= count) {
     fail(ErrorKind::invalid_argument, "set_device",
-         "selected device " + std::to_string(index) + " does not exist (" +
-             std::to_string(count) + " visible " + backend_name(default_backend()) + " devices)");
+         "selected device " + std::to_string(index) + " does not exist (" + std::to_string(count) +
+             " visible " + backend_name(default_backend()) + " devices)");
   }
   if (live_wrappers != 0) {
     fail(ErrorKind::invalid_argument, "set_device",
@@ -124,7 +128,8 @@ void memory_info(Backend backend, size_t* free_bytes, size_t* total_bytes) {
 
 SelectedDeviceScope::SelectedDeviceScope() {
 #if TLRT_HAVE_CUDA
-  if (default_backend() == Backend::cuda) previous_cuda_device_ = cuda::make_current(selected_device());
+  if (default_backend() == Backend::cuda)
+    previous_cuda_device_ = cuda::make_current(selected_device());
 #endif
 }
 

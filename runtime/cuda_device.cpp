@@ -23,7 +23,7 @@ namespace tlrt::cuda {
 namespace {
 
 constexpr size_t kStagingChunk = size_t{16} << 20;  // per pinned staging buffer
-constexpr size_t kStagingBuffers = 2;              // double buffering
+constexpr size_t kStagingBuffers = 2;               // double buffering
 constexpr size_t kCublasWorkspace = size_t{32} << 20;
 
 // cudaMalloc beneath the caching allocator. Frees are preceded by a stream synchronisation
@@ -137,9 +137,9 @@ void check(int status, const char* op, const char* what) {
   const ErrorKind kind =
       st == cudaErrorMemoryAllocation ? ErrorKind::out_of_memory : ErrorKind::device;
   if (st == cudaErrorMemoryAllocation) cudaGetLastError();
-  fail(kind, op,
-       std::string(what) + " failed: " + cudaGetErrorName(st) + " (" + cudaGetErrorString(st) +
-           ")");
+  fail(
+      kind, op,
+      std::string(what) + " failed: " + cudaGetErrorName(st) + " (" + cudaGetErrorString(st) + ")");
 }
 
 int device_count() {
@@ -170,13 +170,17 @@ void initialize(uint32_t index) {
   check(cudaStreamCreateWithFlags(&d->stream, cudaStreamNonBlocking), "initialize",
         "cudaStreamCreateWithFlags");
   d->memory = std::make_unique<DeviceMemory>(d->index, d->stream);
-  d->allocator = std::make_unique<CachingAllocator>(
-      d->memory.get(), CachingAllocator::caching_from_environment());
+  d->allocator = std::make_unique<CachingAllocator>(d->memory.get(),
+                                                    CachingAllocator::caching_from_environment());
   g_devices[index].store(d.release(), std::memory_order_release);
 }
 
-CUstream_st* stream(uint32_t index) { return get_device(index).stream; }
-CachingAllocator& allocator(uint32_t index) { return *get_device(index).allocator; }
+CUstream_st* stream(uint32_t index) {
+  return get_device(index).stream;
+}
+CachingAllocator& allocator(uint32_t index) {
+  return *get_device(index).allocator;
+}
 
 void synchronize(uint32_t index, const char* op) {
   Device& d = get_device(index);
@@ -212,7 +216,8 @@ void upload_staged(uint32_t index, void* device_dst, size_t bytes, const Produce
   ensure_staging(d);
   size_t slot = 0;
   std::array<bool, kStagingBuffers> in_flight{};
-  for (size_t offset = 0; offset < bytes; offset += kStagingChunk, slot = (slot + 1) % kStagingBuffers) {
+  for (size_t offset = 0; offset < bytes;
+       offset += kStagingChunk, slot = (slot + 1) % kStagingBuffers) {
     const size_t length = std::min(kStagingChunk, bytes - offset);
     // The slot's previous copy must have left staging before the host overwrites it.
     if (in_flight[slot]) check(cudaEventSynchronize(d.staging_done[slot]), "upload", "event wait");
@@ -297,7 +302,8 @@ cudnnContext* cudnn_handle(uint32_t index) {
     cudnnHandle_t h = nullptr;
     const cudnnStatus_t st = cudnnCreate(&h);
     if (st != CUDNN_STATUS_SUCCESS) {
-      fail(ErrorKind::library, "cudnn", std::string("cudnnCreate failed: ") + cudnnGetErrorString(st));
+      fail(ErrorKind::library, "cudnn",
+           std::string("cudnnCreate failed: ") + cudnnGetErrorString(st));
     }
     if (cudnnSetStream(h, d.stream) != CUDNN_STATUS_SUCCESS) {
       cudnnDestroy(h);
@@ -321,7 +327,8 @@ Properties properties(uint32_t index) {
   char name[256] = {0};
   cudaDeviceProp prop{};
   check(cudaGetDeviceProperties(&prop, dev), "device_info", "cudaGetDeviceProperties");
-  std::memcpy(name, prop.name, sizeof(prop.name) < sizeof(name) ? sizeof(prop.name) : sizeof(name) - 1);
+  std::memcpy(name, prop.name,
+              sizeof(prop.name) < sizeof(name) ? sizeof(prop.name) : sizeof(name) - 1);
   p.name = name;
   p.capability = static_cast<uint32_t>(prop.major * 10 + prop.minor);
   p.sm_count = static_cast<uint32_t>(prop.multiProcessorCount);

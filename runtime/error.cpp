@@ -4,13 +4,20 @@ namespace tlrt {
 
 const char* error_kind_name(ErrorKind kind) {
   switch (kind) {
-    case ErrorKind::invalid_argument: return "invalid argument";
-    case ErrorKind::out_of_memory: return "out of memory";
-    case ErrorKind::released_buffer: return "released buffer";
-    case ErrorKind::unavailable: return "unavailable";
-    case ErrorKind::device: return "device error";
-    case ErrorKind::library: return "library error";
-    case ErrorKind::not_supported: return "not supported";
+    case ErrorKind::invalid_argument:
+      return "invalid argument";
+    case ErrorKind::out_of_memory:
+      return "out of memory";
+    case ErrorKind::released_buffer:
+      return "released buffer";
+    case ErrorKind::unavailable:
+      return "unavailable";
+    case ErrorKind::device:
+      return "device error";
+    case ErrorKind::library:
+      return "library error";
+    case ErrorKind::not_supported:
+      return "not supported";
   }
   return "error";
 }

@@ -13,7 +13,9 @@ void* HostMemory::allocate(size_t bytes) {
   return std::aligned_alloc(kAlign, padded);
 }
 
-void HostMemory::release(void* ptr, size_t) { std::free(ptr); }
+void HostMemory::release(void* ptr, size_t) {
+  std::free(ptr);
+}
 
 void HostMemory::memory_info(size_t* free_bytes, size_t* total_bytes) {
   struct sysinfo info {};

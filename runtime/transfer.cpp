@@ -72,12 +72,11 @@ std::unique_ptr<Buffer> upload(Backend backend, Dtype dtype, const void* src, Dt
 #if TLRT_HAVE_CUDA
   const size_t to_w = dtype_width(dtype);
   const size_t from_w = dtype_width(from);
-  cuda::upload_staged(selected_device(), b->data(), b->bytes(),
-                      [&](void* chunk, size_t offset, size_t length) {
-                        const uint64_t first = offset / to_w;
-                        convert(chunk, dtype, static_cast<const char*>(src) + first * from_w, from,
-                                length / to_w);
-                      });
+  cuda::upload_staged(
+      selected_device(), b->data(), b->bytes(), [&](void* chunk, size_t offset, size_t length) {
+        const uint64_t first = offset / to_w;
+        convert(chunk, dtype, static_cast<const char*>(src) + first * from_w, from, length / to_w);
+      });
 #endif
   return b;
 }
@@ -92,12 +91,11 @@ void download(const Buffer& b, void* dst, Dtype to, const char* op) {
 #if TLRT_HAVE_CUDA
   const size_t from_w = dtype_width(b.dtype());
   const size_t to_w = dtype_width(to);
-  cuda::download_staged(selected_device(), b.data(), b.bytes(),
-                        [&](const void* chunk, size_t offset, size_t length) {
-                          const uint64_t first = offset / from_w;
-                          convert(static_cast<char*>(dst) + first * to_w, to, chunk, b.dtype(),
-                                  length / from_w);
-                        });
+  cuda::download_staged(
+      selected_device(), b.data(), b.bytes(), [&](const void* chunk, size_t offset, size_t length) {
+        const uint64_t first = offset / from_w;
+        convert(static_cast<char*>(dst) + first * to_w, to, chunk, b.dtype(), length / from_w);
+      });
 #endif
 }
 

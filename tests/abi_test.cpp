@@ -95,9 +95,9 @@ TEST_F(Abi, DeviceInformationByIndex) {
   Io total = take_io(torchlean_libtorch_device_total_bytes(0));
   ASSERT_TRUE(total.ok);
   EXPECT_GT(lean_unbox_uint64(total.value.get()), 0u);
-  for (auto* query : {torchlean_libtorch_device_capability, torchlean_libtorch_device_clock_khz,
-                      torchlean_libtorch_device_mem_clock_khz,
-                      torchlean_libtorch_device_mem_bus_width}) {
+  for (auto* query :
+       {torchlean_libtorch_device_capability, torchlean_libtorch_device_clock_khz,
+        torchlean_libtorch_device_mem_clock_khz, torchlean_libtorch_device_mem_bus_width}) {
     Io r = take_io(query(0));
     ASSERT_TRUE(r.ok) << r.message;
     if (cuda_requested()) {
@@ -446,7 +446,8 @@ TEST_F(Abi, NonBufferArgumentInIoSymbolIsAnIoErrorForForeignClasses) {
 
 TEST_F(Abi, CheckpointLengthNotAMultipleOfTheWidth) {
   const Counters a = Counters::read();
-  Io f32 = take_io(torchlean_cuda_buffer_of_bytes_io(byte_array({1, 2, 3, 4, 5}).get(), kF32, kF32));
+  Io f32 =
+      take_io(torchlean_cuda_buffer_of_bytes_io(byte_array({1, 2, 3, 4, 5}).get(), kF32, kF32));
   Io f64 = take_io(
       torchlean_cuda_buffer_of_bytes_io(byte_array(std::vector<uint8_t>(12)).get(), kF32, kF64));
   Io legacy = take_io(torchlean_cuda_buffer_of_float32_bytes_io(byte_array({1, 2, 3}).get()));
@@ -710,8 +711,8 @@ TEST_F(Abi, UniformTestVectors) {
   const uint64_t key = 0x25114ED53327345Aull;
   EXPECT_EQ(tlrt::random::draw(key, 0), 0xFFFFFFFFu);
   const auto u = values_of(Obj(torchlean_cuda_buffer_rand_uniform(8, key, kF32)).get());
-  const double want[8] = {1.0,        0.96530467, 0.45733455, 0.6927225,
-                          0.7249875,  0.29389992, 0.09515917, 0.25270227};
+  const double want[8] = {1.0,       0.96530467, 0.45733455, 0.6927225,
+                          0.7249875, 0.29389992, 0.09515917, 0.25270227};
   ASSERT_EQ(u.size(), 8u);
   EXPECT_EQ(u[0], 1.0);
   for (int i = 0; i < 8; ++i) EXPECT_NEAR(u[i], want[i], 1e-7) << i;
@@ -803,22 +804,35 @@ TEST_F(Abi, NormalWithinToleranceAndRepeatable) {
 
 TEST_F(Abi, FloatArrayRoundTripsAndNarrowing) {
   const double inf = std::numeric_limits<double>::infinity();
-  const std::vector<double> v = {0.0, -0.0, 1.0, -2.5, inf, -inf, 4.9e-324, 2.2250738585072014e-308,
-                                 1.7976931348623157e308, 0.1, 1 + 0x1p-24, 1 + 3 * 0x1p-24,
-                                 1e-46, 3.4028235677973366e38};
-  const auto d = values_of(Obj(torchlean_cuda_buffer_of_float_array(float_array(v).get(), kF64)).get());
+  const std::vector<double> v = {0.0,
+                                 -0.0,
+                                 1.0,
+                                 -2.5,
+                                 inf,
+                                 -inf,
+                                 4.9e-324,
+                                 2.2250738585072014e-308,
+                                 1.7976931348623157e308,
+                                 0.1,
+                                 1 + 0x1p-24,
+                                 1 + 3 * 0x1p-24,
+                                 1e-46,
+                                 3.4028235677973366e38};
+  const auto d =
+      values_of(Obj(torchlean_cuda_buffer_of_float_array(float_array(v).get(), kF64)).get());
   ASSERT_EQ(d.size(), v.size());
   for (size_t i = 0; i < v.size(); ++i) EXPECT_EQ(f64_bits(d[i]), f64_bits(v[i])) << i;
-  const auto f = values_of(Obj(torchlean_cuda_buffer_of_float_array(float_array(v).get(), kF32)).get());
+  const auto f =
+      values_of(Obj(torchlean_cuda_buffer_of_float_array(float_array(v).get(), kF32)).get());
   ASSERT_EQ(f.size(), v.size());
   for (size_t i = 0; i < v.size(); ++i) {
     EXPECT_EQ(f64_bits(f[i]), f64_bits(static_cast<double>(static_cast<float>(v[i])))) << i;
   }
-  EXPECT_EQ(f[10], 1.0);                 // ties to even
-  EXPECT_EQ(f[11], 1 + 0x1p-22);         // rounds up
-  EXPECT_TRUE(std::signbit(f[1]));       // -0 kept
-  EXPECT_EQ(f[12], 0.0);                 // below half the smallest subnormal
-  EXPECT_TRUE(std::isinf(f[13]));        // rounds past FLT_MAX
+  EXPECT_EQ(f[10], 1.0);            // ties to even
+  EXPECT_EQ(f[11], 1 + 0x1p-22);    // rounds up
+  EXPECT_TRUE(std::signbit(f[1]));  // -0 kept
+  EXPECT_EQ(f[12], 0.0);            // below half the smallest subnormal
+  EXPECT_TRUE(std::isinf(f[13]));   // rounds past FLT_MAX
   const auto nan = values_of(
       Obj(torchlean_cuda_buffer_of_float_array(float_array({std::nan("")}).get(), kF32)).get());
   EXPECT_TRUE(std::isnan(nan[0]));
@@ -862,10 +876,15 @@ TEST_F(Abi, CheckpointRoundTripFloat32KeepsEveryBit) {
 }
 
 TEST_F(Abi, CheckpointRoundTripFloat64KeepsEveryBit) {
-  const std::vector<uint64_t> words = {0, 0x8000000000000000ull, 0x7FF8000000000001ull,
-                                       0xFFF4000000000000ull, 0x0000000000000001ull,
-                                       0x800FFFFFFFFFFFFFull, 0x7FF0000000000000ull,
-                                       0x7FEFFFFFFFFFFFFFull, 0x3FF0000000000000ull};
+  const std::vector<uint64_t> words = {0,
+                                       0x8000000000000000ull,
+                                       0x7FF8000000000001ull,
+                                       0xFFF4000000000000ull,
+                                       0x0000000000000001ull,
+                                       0x800FFFFFFFFFFFFFull,
+                                       0x7FF0000000000000ull,
+                                       0x7FEFFFFFFFFFFFFFull,
+                                       0x3FF0000000000000ull};
   const auto bytes = le_words64(words);
   Io b = take_io(torchlean_cuda_buffer_of_bytes_io(byte_array(bytes).get(), kF64, kF64));
   ASSERT_TRUE(b.ok) << b.message;
@@ -883,8 +902,8 @@ TEST_F(Abi, CheckpointRoundTripFloat64KeepsEveryBit) {
 TEST_F(Abi, CheckpointCrossDtypeConversions) {
   // Legacy float32 words loaded into float64 storage widen exactly.
   const std::vector<uint32_t> w32 = {0x3DCCCCCD, 0x80000000, 0x00000001, 0x7F800000, 0xC0490FDB};
-  Io wide = take_io(
-      torchlean_cuda_buffer_of_bytes_io(byte_array(le_words32(w32)).get(), kF64, kF32));
+  Io wide =
+      take_io(torchlean_cuda_buffer_of_bytes_io(byte_array(le_words32(w32)).get(), kF64, kF32));
   ASSERT_TRUE(wide.ok) << wide.message;
   EXPECT_EQ(torchlean_cuda_buffer_dtype(wide.value.get()), kF64);
   const auto v = values_of(wide.value.get());
@@ -899,19 +918,17 @@ TEST_F(Abi, CheckpointCrossDtypeConversions) {
   Io narrowed = take_io(torchlean_cuda_buffer_to_bytes_io(d.get(), kF32));
   ASSERT_TRUE(narrowed.ok);
   EXPECT_EQ(bytes_of(narrowed.value.get()), le_words32({0x3DCCCCCD, 0x3F800000, 0x80000000}));
-  Io widened = take_io(torchlean_cuda_buffer_to_bytes_io(
-      Obj(torchlean_cuda_buffer_full(1, 0.1, kF32)).get(), kF64));
+  Io widened = take_io(
+      torchlean_cuda_buffer_to_bytes_io(Obj(torchlean_cuda_buffer_full(1, 0.1, kF32)).get(), kF64));
   ASSERT_TRUE(widened.ok);
-  EXPECT_EQ(bytes_of(widened.value.get()),
-            le_words64({f64_bits(static_cast<double>(0.1f))}));
+  EXPECT_EQ(bytes_of(widened.value.get()), le_words64({f64_bits(static_cast<double>(0.1f))}));
 }
 
 TEST_F(Abi, LegacyHostHelpers) {
   Obj words(torchlean_float_array_to_float32_bytes(float_array({1.0, -0.0, 0.1}).get()));
   EXPECT_EQ(bytes_of(words.get()), le_words32({0x3F800000, 0x80000000, 0x3DCCCCCD}));
   Obj back(torchlean_float32_bytes_to_float_array(words.get()));
-  EXPECT_EQ(doubles_of(back.get()),
-            (std::vector<double>{1.0, -0.0, static_cast<double>(0.1f)}));
+  EXPECT_EQ(doubles_of(back.get()), (std::vector<double>{1.0, -0.0, static_cast<double>(0.1f)}));
 }
 
 TEST_F(AbiDeathTest, LegacyBytesToFloatArrayPanicsOnPartialWord) {

@@ -64,10 +64,11 @@ std::vector<double> values_of(lean_object* buffer) {
 }
 
 Counters Counters::read() {
-  return Counters{torchlean_cuda_allocator_live_bytes(0), torchlean_cuda_allocator_peak_bytes(0),
-                  torchlean_cuda_allocator_alloc_count(0), torchlean_cuda_allocator_free_count(0),
-                  torchlean_cuda_wrapper_live_count(0),   torchlean_cuda_wrapper_peak_count(0),
-                  torchlean_cuda_wrapper_alloc_count(0),  torchlean_cuda_wrapper_finalize_count(0)};
+  return Counters{
+      torchlean_cuda_allocator_live_bytes(0),  torchlean_cuda_allocator_peak_bytes(0),
+      torchlean_cuda_allocator_alloc_count(0), torchlean_cuda_allocator_free_count(0),
+      torchlean_cuda_wrapper_live_count(0),    torchlean_cuda_wrapper_peak_count(0),
+      torchlean_cuda_wrapper_alloc_count(0),   torchlean_cuda_wrapper_finalize_count(0)};
 }
 
 bool cuda_requested() {
@@ -75,7 +76,9 @@ bool cuda_requested() {
   return v != nullptr && std::strcmp(v, "cuda") == 0;
 }
 
-bool backend_available() { return torchlean_cuda_runtime_status(0) == 1; }
+bool backend_available() {
+  return torchlean_cuda_runtime_status(0) == 1;
+}
 
 uint32_t f32_bits(double widened) {
   const float f = static_cast<float>(widened);

@@ -52,8 +52,8 @@ constexpr unsigned kUserError = 18;
 // A decoded IO result; consumes the result object.
 struct Io {
   bool ok = false;
-  Obj value;              // success payload (owned)
-  unsigned error_tag = 0; // IO.Error constructor on failure
+  Obj value;               // success payload (owned)
+  unsigned error_tag = 0;  // IO.Error constructor on failure
   uint32_t os_code = 0;
   std::string message;
 };

@@ -57,9 +57,9 @@ TEST(Sizes, OverflowIsAnErrorNamingTheOp) {
   EXPECT_THROW(tlrt::checked_add(UINT64_MAX, 1, "t"), tlrt::Error);
   // A scalar count whose byte size overflows is refused before any allocation.
   const uint64_t created = tlrt::payload_counter().created();
-  EXPECT_THROW(tlrt::Buffer::allocate(tlrt::Backend::reference, tlrt::Dtype::f64,
-                                      UINT64_MAX / 4, "zeros"),
-               tlrt::Error);
+  EXPECT_THROW(
+      tlrt::Buffer::allocate(tlrt::Backend::reference, tlrt::Dtype::f64, UINT64_MAX / 4, "zeros"),
+      tlrt::Error);
   EXPECT_EQ(tlrt::payload_counter().created(), created);
 }
 

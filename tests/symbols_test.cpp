@@ -48,7 +48,9 @@ std::set<std::string> exported(const std::string& library) {
   return names;
 }
 
-bool runtime_row_required(const Row& r) { return r.group != "legacy"; }
+bool runtime_row_required(const Row& r) {
+  return r.group != "legacy";
+}
 
 void expect_runtime_rows(const std::string& library) {
   const auto rows = read_table(std::string(TLRT_SPEC_DIR) + "/symbols-runtime.tsv");

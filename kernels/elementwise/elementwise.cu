@@ -26,15 +26,34 @@ constexpr int kThreads = 256;
 // Vectors per thread. One input streaming to one output reaches the copy bandwidth with one
 // vector per thread (more, and the H200 measured 3.5% slower); operations reading several
 // inputs keep four in flight per operand.
-template <class Op> __host__ __device__ constexpr int unroll_of() { return Op::kInputs == 1 ? 1 : 4; }
+template <class Op>
+__host__ __device__ constexpr int unroll_of() {
+  return Op::kInputs == 1 ? 1 : 4;
+}
 
-template <class T, int N> struct Pointers { const T* p[N]; };
-template <class T, int N> struct OutPointers { T* p[N]; };
-template <class T, int N> struct ScalarValues { T v[N > 0 ? N : 1]; };
+template <class T, int N>
+struct Pointers {
+  const T* p[N];
+};
+template <class T, int N>
+struct OutPointers {
+  T* p[N];
+};
+template <class T, int N>
+struct ScalarValues {
+  T v[N > 0 ? N : 1];
+};
 
-template <class T> struct Vector;
-template <> struct Vector<float> { using type = float4; };
-template <> struct Vector<double> { using type = double2; };
+template <class T>
+struct Vector;
+template <>
+struct Vector<float> {
+  using type = float4;
+};
+template <>
+struct Vector<double> {
+  using type = double2;
+};
 
 template <class T, int W>
 __device__ __forceinline__ void load(const T* base, uint64_t index, T (&out)[W]) {
@@ -118,7 +137,9 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
-bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) == 0; }
+bool aligned16(const void* p) {
+  return (reinterpret_cast<uintptr_t>(p) & 15u) == 0;
+}
 
 template <class Op, class T>
 void launch(const T* const* in, T* const* out, const T* scalars, uint64_t n, cudaStream_t stream,
@@ -147,9 +168,11 @@ void launch(const T* const* in, T* const* out, const T* scalars, uint64_t n, cud
          std::to_string(n) + " elements exceed the launchable grid");
   }
   if (vector) {
-    elementwise_kernel<Op, T, kW><<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(ip, op, sv, n);
+    elementwise_kernel<Op, T, kW>
+        <<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(ip, op, sv, n);
   } else {
-    elementwise_kernel<Op, T, 1><<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(ip, op, sv, n);
+    elementwise_kernel<Op, T, 1>
+        <<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(ip, op, sv, n);
   }
   const cudaError_t st = cudaGetLastError();
   if (st != cudaSuccess) {
@@ -164,13 +187,13 @@ void elementwise_cuda(ElementwiseOp op, const T* const* in, T* const* out, const
                       uint64_t n, CUstream_st* stream) {
   if (n == 0) return;
   switch (op) {
-#define TLRT_ELEMENTWISE(name, Functor, signature, ulp_f32, ulp_f64)                          \
-  case ElementwiseOp::name:                                                                   \
-    static_assert(device_ops::Functor::kInputs == ref_ops::Functor::kInputs &&                \
-                      device_ops::Functor::kOutputs == ref_ops::Functor::kOutputs &&          \
-                      device_ops::Functor::kScalars == ref_ops::Functor::kScalars,            \
-                  #Functor ": device and reference arities differ");                          \
-    launch<device_ops::Functor, T>(in, out, scalars, n, stream, #name);                       \
+#define TLRT_ELEMENTWISE(name, Functor, signature, ulp_f32, ulp_f64)                 \
+  case ElementwiseOp::name:                                                          \
+    static_assert(device_ops::Functor::kInputs == ref_ops::Functor::kInputs &&       \
+                      device_ops::Functor::kOutputs == ref_ops::Functor::kOutputs && \
+                      device_ops::Functor::kScalars == ref_ops::Functor::kScalars,   \
+                  #Functor ": device and reference arities differ");                 \
+    launch<device_ops::Functor, T>(in, out, scalars, n, stream, #name);              \
     break;
 #include "kernels/elementwise/elementwise_ops.def"
 #undef TLRT_ELEMENTWISE

@@ -31,9 +31,9 @@ enum class ElementwiseSignature : uint8_t {
 struct ElementwiseInfo {
   const char* name;
   ElementwiseSignature signature;
-  int inputs;    // buffer operands
-  int outputs;   // result buffers
-  int scalars;   // host scalars
+  int inputs;      // buffer operands
+  int outputs;     // result buffers
+  int scalars;     // host scalars
   double ulp_f32;  // parity bound (0: bit-exact)
   double ulp_f64;
 };

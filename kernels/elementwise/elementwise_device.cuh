@@ -12,54 +12,117 @@ namespace tlrt::kernels::device_ops {
 
 #define TLRT_DEV __device__ __forceinline__
 
-TLRT_DEV float rn_add(float a, float b) { return __fadd_rn(a, b); }
-TLRT_DEV double rn_add(double a, double b) { return __dadd_rn(a, b); }
-TLRT_DEV float rn_sub(float a, float b) { return __fsub_rn(a, b); }
-TLRT_DEV double rn_sub(double a, double b) { return __dsub_rn(a, b); }
-TLRT_DEV float rn_mul(float a, float b) { return __fmul_rn(a, b); }
-TLRT_DEV double rn_mul(double a, double b) { return __dmul_rn(a, b); }
-TLRT_DEV float rn_div(float a, float b) { return __fdiv_rn(a, b); }
-TLRT_DEV double rn_div(double a, double b) { return __ddiv_rn(a, b); }
-TLRT_DEV float rn_sqrt(float a) { return __fsqrt_rn(a); }
-TLRT_DEV double rn_sqrt(double a) { return __dsqrt_rn(a); }
-TLRT_DEV float rn_fma(float a, float b, float c) { return __fmaf_rn(a, b, c); }
-TLRT_DEV double rn_fma(double a, double b, double c) { return __fma_rn(a, b, c); }
+TLRT_DEV float rn_add(float a, float b) {
+  return __fadd_rn(a, b);
+}
+TLRT_DEV double rn_add(double a, double b) {
+  return __dadd_rn(a, b);
+}
+TLRT_DEV float rn_sub(float a, float b) {
+  return __fsub_rn(a, b);
+}
+TLRT_DEV double rn_sub(double a, double b) {
+  return __dsub_rn(a, b);
+}
+TLRT_DEV float rn_mul(float a, float b) {
+  return __fmul_rn(a, b);
+}
+TLRT_DEV double rn_mul(double a, double b) {
+  return __dmul_rn(a, b);
+}
+TLRT_DEV float rn_div(float a, float b) {
+  return __fdiv_rn(a, b);
+}
+TLRT_DEV double rn_div(double a, double b) {
+  return __ddiv_rn(a, b);
+}
+TLRT_DEV float rn_sqrt(float a) {
+  return __fsqrt_rn(a);
+}
+TLRT_DEV double rn_sqrt(double a) {
+  return __dsqrt_rn(a);
+}
+TLRT_DEV float rn_fma(float a, float b, float c) {
+  return __fmaf_rn(a, b, c);
+}
+TLRT_DEV double rn_fma(double a, double b, double c) {
+  return __fma_rn(a, b, c);
+}
 
-TLRT_DEV float lib_exp(float x) { return expf(x); }
-TLRT_DEV double lib_exp(double x) { return exp(x); }
-TLRT_DEV float lib_log(float x) { return logf(x); }
-TLRT_DEV double lib_log(double x) { return log(x); }
-TLRT_DEV float lib_sin(float x) { return sinf(x); }
-TLRT_DEV double lib_sin(double x) { return sin(x); }
-TLRT_DEV float lib_cos(float x) { return cosf(x); }
-TLRT_DEV double lib_cos(double x) { return cos(x); }
-TLRT_DEV float lib_tanh(float x) { return tanhf(x); }
-TLRT_DEV double lib_tanh(double x) { return tanh(x); }
-TLRT_DEV float lib_floor(float x) { return floorf(x); }
-TLRT_DEV double lib_floor(double x) { return floor(x); }
+TLRT_DEV float lib_exp(float x) {
+  return expf(x);
+}
+TLRT_DEV double lib_exp(double x) {
+  return exp(x);
+}
+TLRT_DEV float lib_log(float x) {
+  return logf(x);
+}
+TLRT_DEV double lib_log(double x) {
+  return log(x);
+}
+TLRT_DEV float lib_sin(float x) {
+  return sinf(x);
+}
+TLRT_DEV double lib_sin(double x) {
+  return sin(x);
+}
+TLRT_DEV float lib_cos(float x) {
+  return cosf(x);
+}
+TLRT_DEV double lib_cos(double x) {
+  return cos(x);
+}
+TLRT_DEV float lib_tanh(float x) {
+  return tanhf(x);
+}
+TLRT_DEV double lib_tanh(double x) {
+  return tanh(x);
+}
+TLRT_DEV float lib_floor(float x) {
+  return floorf(x);
+}
+TLRT_DEV double lib_floor(double x) {
+  return floor(x);
+}
 
-TLRT_DEV float clear_sign(float x) { return __int_as_float(__float_as_int(x) & 0x7fffffff); }
+TLRT_DEV float clear_sign(float x) {
+  return __int_as_float(__float_as_int(x) & 0x7fffffff);
+}
 TLRT_DEV double clear_sign(double x) {
   return __longlong_as_double(__double_as_longlong(x) & 0x7fffffffffffffffll);
 }
-TLRT_DEV float flip_sign(float x) { return __int_as_float(__float_as_int(x) ^ 0x80000000); }
-TLRT_DEV double flip_sign(double x) {
-  return __longlong_as_double(__double_as_longlong(x) ^ static_cast<long long>(0x8000000000000000ull));
+TLRT_DEV float flip_sign(float x) {
+  return __int_as_float(__float_as_int(x) ^ 0x80000000);
 }
-TLRT_DEV bool is_nan(float x) { return x != x; }
-TLRT_DEV bool is_nan(double x) { return x != x; }
-TLRT_DEV bool sign_bit(float x) { return __float_as_int(x) < 0; }
-TLRT_DEV bool sign_bit(double x) { return __double_as_longlong(x) < 0; }
+TLRT_DEV double flip_sign(double x) {
+  return __longlong_as_double(__double_as_longlong(x) ^
+                              static_cast<long long>(0x8000000000000000ull));
+}
+TLRT_DEV bool is_nan(float x) {
+  return x != x;
+}
+TLRT_DEV bool is_nan(double x) {
+  return x != x;
+}
+TLRT_DEV bool sign_bit(float x) {
+  return __float_as_int(x) < 0;
+}
+TLRT_DEV bool sign_bit(double x) {
+  return __double_as_longlong(x) < 0;
+}
 
 // C fmax/fmin as selections, with the ±0 tie fixed (+0 wins max, -0 wins min) so that the
 // result never depends on the hardware instruction's choice.
-template <class T> TLRT_DEV T select_max(T a, T b) {
+template <class T>
+TLRT_DEV T select_max(T a, T b) {
   if (is_nan(a)) return b;
   if (is_nan(b)) return a;
   if (a == b) return sign_bit(a) ? b : a;
   return a > b ? a : b;
 }
-template <class T> TLRT_DEV T select_min(T a, T b) {
+template <class T>
+TLRT_DEV T select_min(T a, T b) {
   if (is_nan(a)) return b;
   if (is_nan(b)) return a;
   if (a == b) return sign_bit(a) ? a : b;
@@ -67,13 +130,22 @@ template <class T> TLRT_DEV T select_min(T a, T b) {
 }
 
 // GELU constants (SPEC-ops 6.1), rounded once to T; 3*c is exact in the wider format.
-template <class T> TLRT_DEV T gelu_c() { return static_cast<T>(0.044715); }
-template <class T> TLRT_DEV T gelu_k() { return static_cast<T>(0.79788456080286535588); }
-template <class T> TLRT_DEV T gelu_c3();
-template <> TLRT_DEV float gelu_c3<float>() {
+template <class T>
+TLRT_DEV T gelu_c() {
+  return static_cast<T>(0.044715);
+}
+template <class T>
+TLRT_DEV T gelu_k() {
+  return static_cast<T>(0.79788456080286535588);
+}
+template <class T>
+TLRT_DEV T gelu_c3();
+template <>
+TLRT_DEV float gelu_c3<float>() {
   return static_cast<float>(3.0 * static_cast<double>(static_cast<float>(0.044715)));
 }
-template <> TLRT_DEV double gelu_c3<double>() {
+template <>
+TLRT_DEV double gelu_c3<double>() {
   // 3*c needs 55 significant bits; an FMA forms 3*c exactly and rounds once.
   return __fma_rn(3.0, 0.044715, 0.0);
 }
@@ -87,51 +159,82 @@ struct Shape {
 
 // ---- unary --------------------------------------------------------------------------------------
 struct Abs : Shape<1, 1, 0> {
-  template <class T> TLRT_DEV static void apply(const T* x, T* y, const T*) { y[0] = clear_sign(x[0]); }
+  template <class T>
+  TLRT_DEV static void apply(const T* x, T* y, const T*) {
+    y[0] = clear_sign(x[0]);
+  }
 };
 struct Floor : Shape<1, 1, 0> {
-  template <class T> TLRT_DEV static void apply(const T* x, T* y, const T*) { y[0] = lib_floor(x[0]); }
+  template <class T>
+  TLRT_DEV static void apply(const T* x, T* y, const T*) {
+    y[0] = lib_floor(x[0]);
+  }
 };
 struct Neg : Shape<1, 1, 0> {
-  template <class T> TLRT_DEV static void apply(const T* x, T* y, const T*) { y[0] = flip_sign(x[0]); }
+  template <class T>
+  TLRT_DEV static void apply(const T* x, T* y, const T*) {
+    y[0] = flip_sign(x[0]);
+  }
 };
 struct Sqrt : Shape<1, 1, 0> {
-  template <class T> TLRT_DEV static void apply(const T* x, T* y, const T*) {
+  template <class T>
+  TLRT_DEV static void apply(const T* x, T* y, const T*) {
     y[0] = x[0] <= T(0) ? T(0) : rn_sqrt(x[0]);
   }
 };
 struct Exp : Shape<1, 1, 0> {
-  template <class T> TLRT_DEV static void apply(const T* x, T* y, const T*) { y[0] = lib_exp(x[0]); }
+  template <class T>
+  TLRT_DEV static void apply(const T* x, T* y, const T*) {
+    y[0] = lib_exp(x[0]);
+  }
 };
 struct Sin : Shape<1, 1, 0> {
-  template <class T> TLRT_DEV static void apply(const T* x, T* y, const T*) { y[0] = lib_sin(x[0]); }
+  template <class T>
+  TLRT_DEV static void apply(const T* x, T* y, const T*) {
+    y[0] = lib_sin(x[0]);
+  }
 };
 struct Cos : Shape<1, 1, 0> {
-  template <class T> TLRT_DEV static void apply(const T* x, T* y, const T*) { y[0] = lib_cos(x[0]); }
+  template <class T>
+  TLRT_DEV static void apply(const T* x, T* y, const T*) {
+    y[0] = lib_cos(x[0]);
+  }
 };
 struct Log : Shape<1, 1, 0> {
-  template <class T> TLRT_DEV static void apply(const T* x, T* y, const T*) { y[0] = lib_log(x[0]); }
+  template <class T>
+  TLRT_DEV static void apply(const T* x, T* y, const T*) {
+    y[0] = lib_log(x[0]);
+  }
 };
 struct Inv : Shape<1, 1, 0> {
-  template <class T> TLRT_DEV static void apply(const T* x, T* y, const T*) { y[0] = rn_div(T(1), x[0]); }
+  template <class T>
+  TLRT_DEV static void apply(const T* x, T* y, const T*) {
+    y[0] = rn_div(T(1), x[0]);
+  }
 };
 struct Relu : Shape<1, 1, 0> {
-  template <class T> TLRT_DEV static void apply(const T* x, T* y, const T*) {
+  template <class T>
+  TLRT_DEV static void apply(const T* x, T* y, const T*) {
     y[0] = x[0] > T(0) ? x[0] : T(0);
   }
 };
 struct Sigmoid : Shape<1, 1, 0> {
-  template <class T> TLRT_DEV static void apply(const T* x, T* y, const T*) {
+  template <class T>
+  TLRT_DEV static void apply(const T* x, T* y, const T*) {
     const T r = lib_exp(flip_sign(x[0]));
     const T d = rn_add(T(1), r);
     y[0] = rn_div(T(1), d);
   }
 };
 struct Tanh : Shape<1, 1, 0> {
-  template <class T> TLRT_DEV static void apply(const T* x, T* y, const T*) { y[0] = lib_tanh(x[0]); }
+  template <class T>
+  TLRT_DEV static void apply(const T* x, T* y, const T*) {
+    y[0] = lib_tanh(x[0]);
+  }
 };
 
-template <class T> TLRT_DEV T gelu_t(T x) {
+template <class T>
+TLRT_DEV T gelu_t(T x) {
   const T q1 = rn_mul(x, gelu_c<T>());
   const T q2 = rn_mul(q1, x);
   const T q3 = rn_mul(q2, x);
@@ -140,7 +243,8 @@ template <class T> TLRT_DEV T gelu_t(T x) {
   return lib_tanh(v);
 }
 struct Gelu : Shape<1, 1, 0> {
-  template <class T> TLRT_DEV static void apply(const T* x, T* y, const T*) {
+  template <class T>
+  TLRT_DEV static void apply(const T* x, T* y, const T*) {
     const T t = gelu_t(x[0]);
     const T tp1 = rn_add(t, T(1));
     const T p = rn_mul(x[0], tp1);
@@ -150,59 +254,88 @@ struct Gelu : Shape<1, 1, 0> {
 
 // ---- binary -------------------------------------------------------------------------------------
 struct Max : Shape<2, 1, 0> {
-  template <class T> TLRT_DEV static void apply(const T* x, T* y, const T*) { y[0] = select_max(x[0], x[1]); }
+  template <class T>
+  TLRT_DEV static void apply(const T* x, T* y, const T*) {
+    y[0] = select_max(x[0], x[1]);
+  }
 };
 struct Min : Shape<2, 1, 0> {
-  template <class T> TLRT_DEV static void apply(const T* x, T* y, const T*) { y[0] = select_min(x[0], x[1]); }
+  template <class T>
+  TLRT_DEV static void apply(const T* x, T* y, const T*) {
+    y[0] = select_min(x[0], x[1]);
+  }
 };
 struct Div : Shape<2, 1, 0> {
-  template <class T> TLRT_DEV static void apply(const T* x, T* y, const T*) { y[0] = rn_div(x[0], x[1]); }
+  template <class T>
+  TLRT_DEV static void apply(const T* x, T* y, const T*) {
+    y[0] = rn_div(x[0], x[1]);
+  }
 };
 struct Add : Shape<2, 1, 0> {
-  template <class T> TLRT_DEV static void apply(const T* x, T* y, const T*) { y[0] = rn_add(x[0], x[1]); }
+  template <class T>
+  TLRT_DEV static void apply(const T* x, T* y, const T*) {
+    y[0] = rn_add(x[0], x[1]);
+  }
 };
 struct Sub : Shape<2, 1, 0> {
-  template <class T> TLRT_DEV static void apply(const T* x, T* y, const T*) { y[0] = rn_sub(x[0], x[1]); }
+  template <class T>
+  TLRT_DEV static void apply(const T* x, T* y, const T*) {
+    y[0] = rn_sub(x[0], x[1]);
+  }
 };
 struct Mul : Shape<2, 1, 0> {
-  template <class T> TLRT_DEV static void apply(const T* x, T* y, const T*) { y[0] = rn_mul(x[0], x[1]); }
+  template <class T>
+  TLRT_DEV static void apply(const T* x, T* y, const T*) {
+    y[0] = rn_mul(x[0], x[1]);
+  }
 };
 struct Mask : Shape<2, 1, 0> {
-  template <class T> TLRT_DEV static void apply(const T* x, T* y, const T*) {
+  template <class T>
+  TLRT_DEV static void apply(const T* x, T* y, const T*) {
     y[0] = x[1] != T(0) ? x[0] : T(0);
   }
 };
 
-// ---- host scalars --------------------------------------------------------------------------------
+// ---- host scalars
+// --------------------------------------------------------------------------------
 struct Scale : Shape<1, 1, 1> {
-  template <class T> TLRT_DEV static void apply(const T* x, T* y, const T* s) { y[0] = rn_mul(x[0], s[0]); }
+  template <class T>
+  TLRT_DEV static void apply(const T* x, T* y, const T* s) {
+    y[0] = rn_mul(x[0], s[0]);
+  }
 };
 struct Axpy : Shape<2, 1, 1> {
-  template <class T> TLRT_DEV static void apply(const T* x, T* y, const T* s) {
+  template <class T>
+  TLRT_DEV static void apply(const T* x, T* y, const T* s) {
     y[0] = rn_fma(s[0], x[1], x[0]);
   }
 };
 struct ScaledProdExp : Shape<2, 1, 1> {
-  template <class T> TLRT_DEV static void apply(const T* x, T* y, const T* s) {
+  template <class T>
+  TLRT_DEV static void apply(const T* x, T* y, const T* s) {
     const T ac = rn_mul(x[0], s[0]);
     const T acb = rn_mul(ac, x[1]);
     y[0] = lib_exp(acb);
   }
 };
 struct Clamp : Shape<1, 1, 2> {
-  template <class T> TLRT_DEV static void apply(const T* x, T* y, const T* s) {
+  template <class T>
+  TLRT_DEV static void apply(const T* x, T* y, const T* s) {
     y[0] = select_min(select_max(x[0], s[0]), s[1]);
   }
 };
 
-// ---- vector-Jacobian products ------------------------------------------------------------------------
+// ---- vector-Jacobian products
+// ------------------------------------------------------------------------
 struct ReluBwd : Shape<2, 1, 0> {
-  template <class T> TLRT_DEV static void apply(const T* x, T* y, const T*) {
+  template <class T>
+  TLRT_DEV static void apply(const T* x, T* y, const T*) {
     y[0] = x[0] > T(0) ? x[1] : T(0);
   }
 };
 struct GeluBwd : Shape<2, 1, 0> {
-  template <class T> TLRT_DEV static void apply(const T* x, T* y, const T*) {
+  template <class T>
+  TLRT_DEV static void apply(const T* x, T* y, const T*) {
     const T xv = x[0], g = x[1];
     const T t = gelu_t(xv);
     const T s = rn_sub(T(1), rn_mul(t, t));
@@ -214,13 +347,15 @@ struct GeluBwd : Shape<2, 1, 0> {
   }
 };
 struct AbsBwd : Shape<2, 1, 0> {
-  template <class T> TLRT_DEV static void apply(const T* x, T* y, const T*) {
+  template <class T>
+  TLRT_DEV static void apply(const T* x, T* y, const T*) {
     const T sgn = x[0] > T(0) ? T(1) : x[0] < T(0) ? T(-1) : T(0);
     y[0] = rn_mul(sgn, x[1]);
   }
 };
 struct SqrtBwd : Shape<2, 1, 0> {
-  template <class T> TLRT_DEV static void apply(const T* x, T* y, const T*) {
+  template <class T>
+  TLRT_DEV static void apply(const T* x, T* y, const T*) {
     if (!(x[0] > T(0))) {
       y[0] = T(0);
       return;
@@ -230,12 +365,14 @@ struct SqrtBwd : Shape<2, 1, 0> {
   }
 };
 struct ClampBwd : Shape<2, 1, 2> {
-  template <class T> TLRT_DEV static void apply(const T* x, T* y, const T* s) {
+  template <class T>
+  TLRT_DEV static void apply(const T* x, T* y, const T* s) {
     y[0] = (x[0] > s[0] && x[0] < s[1]) ? x[1] : T(0);
   }
 };
 struct MaxBwd : Shape<3, 2, 0> {
-  template <class T> TLRT_DEV static void apply(const T* x, T* y, const T*) {
+  template <class T>
+  TLRT_DEV static void apply(const T* x, T* y, const T*) {
     const T a = x[0], b = x[1], g = x[2];
     const T half = rn_mul(g, T(0.5));
     y[0] = a > b ? g : b > a ? T(0) : half;
@@ -243,7 +380,8 @@ struct MaxBwd : Shape<3, 2, 0> {
   }
 };
 struct MinBwd : Shape<3, 2, 0> {
-  template <class T> TLRT_DEV static void apply(const T* x, T* y, const T*) {
+  template <class T>
+  TLRT_DEV static void apply(const T* x, T* y, const T*) {
     const T a = x[0], b = x[1], g = x[2];
     const T half = rn_mul(g, T(0.5));
     y[0] = a < b ? g : b < a ? T(0) : half;
@@ -251,12 +389,17 @@ struct MinBwd : Shape<3, 2, 0> {
   }
 };
 
-// ---- copy and optimizer --------------------------------------------------------------------------------
+// ---- copy and optimizer
+// --------------------------------------------------------------------------------
 struct MultiplyByOne : Shape<1, 1, 0> {
-  template <class T> TLRT_DEV static void apply(const T* x, T* y, const T*) { y[0] = rn_mul(x[0], T(1)); }
+  template <class T>
+  TLRT_DEV static void apply(const T* x, T* y, const T*) {
+    y[0] = rn_mul(x[0], T(1));
+  }
 };
 struct AdamStep : Shape<4, 3, 9> {
-  template <class T> TLRT_DEV static void apply(const T* x, T* y, const T* s) {
+  template <class T>
+  TLRT_DEV static void apply(const T* x, T* y, const T* s) {
     const T p = x[0], g = x[1], m = x[2], v = x[3];
     const T m1 = rn_fma(s[1], g, rn_mul(m, s[0]));
     const T v1 = rn_fma(s[3], rn_mul(g, g), rn_mul(v, s[2]));

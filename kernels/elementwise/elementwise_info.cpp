@@ -44,24 +44,23 @@ constexpr int signature_scalars(ElementwiseSignature s) {
   }
 }
 
-#define TLRT_ELEMENTWISE(name, Functor, signature, ulp_f32, ulp_f64)                           \
-  static_assert(ref_ops::Functor::kInputs == signature_inputs(ElementwiseSignature::signature) && \
-                    ref_ops::Functor::kOutputs ==                                              \
-                        signature_outputs(ElementwiseSignature::signature) &&                  \
-                    ref_ops::Functor::kScalars ==                                              \
-                        signature_scalars(ElementwiseSignature::signature),                    \
-                #Functor " does not match the " #signature " signature");
+#define TLRT_ELEMENTWISE(name, Functor, signature, ulp_f32, ulp_f64)                          \
+  static_assert(                                                                              \
+      ref_ops::Functor::kInputs == signature_inputs(ElementwiseSignature::signature) &&       \
+          ref_ops::Functor::kOutputs == signature_outputs(ElementwiseSignature::signature) && \
+          ref_ops::Functor::kScalars == signature_scalars(ElementwiseSignature::signature),   \
+      #Functor " does not match the " #signature " signature");
 #include "kernels/elementwise/elementwise_ops.def"
 #undef TLRT_ELEMENTWISE
 
 constexpr ElementwiseInfo kInfo[] = {
-#define TLRT_ELEMENTWISE(name, Functor, signature, ulp_f32, ulp_f64)                         \
-  {#name,                                                                                    \
-   ElementwiseSignature::signature,                                                          \
-   signature_inputs(ElementwiseSignature::signature),                                        \
-   signature_outputs(ElementwiseSignature::signature),                                       \
-   signature_scalars(ElementwiseSignature::signature),                                       \
-   ulp_f32,                                                                                  \
+#define TLRT_ELEMENTWISE(name, Functor, signature, ulp_f32, ulp_f64) \
+  {#name,                                                            \
+   ElementwiseSignature::signature,                                  \
+   signature_inputs(ElementwiseSignature::signature),                \
+   signature_outputs(ElementwiseSignature::signature),               \
+   signature_scalars(ElementwiseSignature::signature),               \
+   ulp_f32,                                                          \
    ulp_f64},
 #include "kernels/elementwise/elementwise_ops.def"
 #undef TLRT_ELEMENTWISE

@@ -20,17 +20,37 @@ namespace ref_ops {
 // to a tie than 2^-60 ULP. x87 extended has 11 guard bits and double-rounds about 2 results in
 // 10^4, which would eat the parity bound's half-ULP margin.
 #if TLRT_HAVE_QUADMATH
-double wide_exp(double x) { return static_cast<double>(expq(x)); }
-double wide_log(double x) { return static_cast<double>(logq(x)); }
-double wide_sin(double x) { return static_cast<double>(sinq(x)); }
-double wide_cos(double x) { return static_cast<double>(cosq(x)); }
-double wide_tanh(double x) { return static_cast<double>(tanhq(x)); }
+double wide_exp(double x) {
+  return static_cast<double>(expq(x));
+}
+double wide_log(double x) {
+  return static_cast<double>(logq(x));
+}
+double wide_sin(double x) {
+  return static_cast<double>(sinq(x));
+}
+double wide_cos(double x) {
+  return static_cast<double>(cosq(x));
+}
+double wide_tanh(double x) {
+  return static_cast<double>(tanhq(x));
+}
 #else
-double wide_exp(double x) { return static_cast<double>(std::exp(static_cast<long double>(x))); }
-double wide_log(double x) { return static_cast<double>(std::log(static_cast<long double>(x))); }
-double wide_sin(double x) { return static_cast<double>(std::sin(static_cast<long double>(x))); }
-double wide_cos(double x) { return static_cast<double>(std::cos(static_cast<long double>(x))); }
-double wide_tanh(double x) { return static_cast<double>(std::tanh(static_cast<long double>(x))); }
+double wide_exp(double x) {
+  return static_cast<double>(std::exp(static_cast<long double>(x)));
+}
+double wide_log(double x) {
+  return static_cast<double>(std::log(static_cast<long double>(x)));
+}
+double wide_sin(double x) {
+  return static_cast<double>(std::sin(static_cast<long double>(x)));
+}
+double wide_cos(double x) {
+  return static_cast<double>(std::cos(static_cast<long double>(x)));
+}
+double wide_tanh(double x) {
+  return static_cast<double>(std::tanh(static_cast<long double>(x)));
+}
 #endif
 
 }  // namespace ref_ops
