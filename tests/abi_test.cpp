@@ -21,22 +21,7 @@ namespace {
 constexpr uint8_t kF32 = 0;
 constexpr uint8_t kF64 = 1;
 
-class Abi : public ::testing::Test {
- protected:
-  void SetUp() override {
-    if (cuda_requested() && !backend_available()) {
-      GTEST_SKIP() << "no CUDA device visible: the cuda backend ABI suite cannot run here";
-    }
-    before_ = Counters::read();
-  }
-  // Every test ends with no buffer wrapper alive.
-  void TearDown() override {
-    if (!IsSkipped()) {
-      EXPECT_EQ(Counters::read().wrapper_live, before_.wrapper_live) << "a test leaked a buffer";
-    }
-  }
-  Counters before_{};
-};
+class Abi : public BackendSuite {};
 
 using AbiDeathTest = Abi;
 

@@ -80,6 +80,19 @@ bool backend_available() {
   return torchlean_cuda_runtime_status(0) == 1;
 }
 
+void BackendSuite::SetUp() {
+  if (cuda_requested() && !backend_available()) {
+    GTEST_SKIP() << "no CUDA device visible: the cuda backend pass of this suite cannot run here";
+  }
+  before_ = Counters::read();
+}
+
+void BackendSuite::TearDown() {
+  if (!IsSkipped()) {
+    EXPECT_EQ(Counters::read().wrapper_live, before_.wrapper_live) << "a test leaked a buffer";
+  }
+}
+
 uint32_t f32_bits(double widened) {
   const float f = static_cast<float>(widened);
   uint32_t u;

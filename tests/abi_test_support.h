@@ -2,6 +2,7 @@
 // IO result decoding and counter snapshots.
 #pragma once
 
+#include <gtest/gtest.h>
 #include <lean/lean.h>
 
 #include <cstdint>
@@ -70,6 +71,15 @@ struct Counters {
 
 bool cuda_requested();     // TLRT_DEVICE=cuda
 bool backend_available();  // runtime status 1
+
+// Base fixture of the ABI suites: skips visibly in the cuda pass when no device is visible, and
+// checks that every test ends with as many live buffer wrappers as it started with.
+class BackendSuite : public ::testing::Test {
+ protected:
+  void SetUp() override;
+  void TearDown() override;
+  Counters before_{};
+};
 
 uint32_t f32_bits(double widened);
 uint64_t f64_bits(double v);

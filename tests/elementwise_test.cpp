@@ -108,21 +108,7 @@ int outputs_of(Sig s) {
 // ---------------------------------------------------------------------------------------------
 // Helpers
 
-class Elementwise : public ::testing::Test {
- protected:
-  void SetUp() override {
-    if (cuda_requested() && !backend_available()) {
-      GTEST_SKIP() << "no CUDA device visible: the cuda backend elementwise suite cannot run here";
-    }
-    before_ = Counters::read();
-  }
-  void TearDown() override {
-    if (!IsSkipped()) {
-      EXPECT_EQ(Counters::read().wrapper_live, before_.wrapper_live) << "a test leaked a buffer";
-    }
-  }
-  Counters before_{};
-};
+class Elementwise : public BackendSuite {};
 
 using ElementwiseDeathTest = Elementwise;
 

@@ -182,21 +182,7 @@ template <class T>
          << want << " (bits 0x" << +bits_of(want) << ")";
 }
 
-class Reduce : public ::testing::Test {
- protected:
-  void SetUp() override {
-    if (cuda_requested() && !backend_available()) {
-      GTEST_SKIP() << "no CUDA device visible: the cuda backend reduction suite cannot run here";
-    }
-    before_ = Counters::read();
-  }
-  void TearDown() override {
-    if (!IsSkipped()) {
-      EXPECT_EQ(Counters::read().wrapper_live, before_.wrapper_live) << "a test leaked a buffer";
-    }
-  }
-  Counters before_{};
-};
+class Reduce : public BackendSuite {};
 
 using ReduceDeathTest = Reduce;
 
