@@ -953,10 +953,3 @@ TEST_F(ElementwiseDeathTest, ASizeMismatchInAnyPositionPanics) {
 }
 
 }  // namespace
-
-int main(int argc, char** argv) {
-  // Death tests re-run the binary instead of forking a process that holds a CUDA context.
-  GTEST_FLAG_SET(death_test_style, "threadsafe");
-  ::testing::InitGoogleTest(&argc, argv);
-  return RUN_ALL_TESTS();
-}

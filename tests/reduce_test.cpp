@@ -503,10 +503,3 @@ TEST_F(ReduceLauncher, IndexesPast2To32Elements) {
 #endif  // TLRT_HAVE_CUDA
 
 }  // namespace
-
-int main(int argc, char** argv) {
-  // Death tests re-run the binary instead of forking a process that holds a CUDA context.
-  GTEST_FLAG_SET(death_test_style, "threadsafe");
-  ::testing::InitGoogleTest(&argc, argv);
-  return RUN_ALL_TESTS();
-}

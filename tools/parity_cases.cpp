@@ -6,17 +6,17 @@
 
 #include "kernels/random/splitmix.h"
 
-#if TLRT_PARITY_QUADMATH
+#if TLRT_HAVE_QUADMATH
 #include <quadmath.h>
 #endif
 
 namespace tlrt::parity {
 namespace {
 
-// The oracle's format for transcendental stages. The reference backend evaluates them in binary64
-// (float32 data) or x87 extended (float64 data), so binary128 is independent of both; without
-// libquadmath the oracle falls back to long double, independent for float32 only.
-#if TLRT_PARITY_QUADMATH
+// The oracle's format for transcendental stages: binary128, else long double. It is code of its
+// own, separate from the reference functors; for float32 data it also differs in format (the
+// reference uses binary64), for float64 data both use binary128 where libquadmath is there.
+#if TLRT_HAVE_QUADMATH
 using Wide = __float128;
 Wide wide_exp(Wide x) {
   return expq(x);
@@ -443,10 +443,10 @@ bool has_oracle(ElementwiseOp op) {
 }
 
 const char* oracle_name() {
-  return TLRT_PARITY_QUADMATH ? "binary128 (libquadmath)" : "long double (libm)";
+  return TLRT_HAVE_QUADMATH ? "binary128 (libquadmath)" : "long double (libm)";
 }
 const char* oracle_format() {
-  return TLRT_PARITY_QUADMATH ? "binary128" : "long double";
+  return TLRT_HAVE_QUADMATH ? "binary128" : "long double";
 }
 
 template <class T>
