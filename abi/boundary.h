@@ -17,7 +17,7 @@
 
 #include "runtime/buffer.h"
 #include "runtime/context.h"
-#include "runtime/error.h"
+#include "common/error.h"
 #include "tlrt/torchlean_abi.h"
 
 struct torchlean_cuda_buffer {

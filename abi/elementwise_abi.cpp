@@ -1,4 +1,4 @@
-// The elementwise family's exports, generated from kernels/elementwise/elementwise_ops.def: one
+// The elementwise family's exports, generated from ops/elementwise_ops.def: one
 // symbol per row, its C signature given by the row's signature class (SPEC-ops section 6,
 // symbols-ops.tsv). Every buffer argument is borrowed; every result is a fresh owned buffer (a
 // pair for the max/min VJPs, (p', (m', v')) for adam_step). All are pure: any failure panics.
@@ -8,7 +8,7 @@
 #include "runtime/elementwise_dispatch.h"
 
 using tlrt::Buffer;
-using tlrt::kernels::ElementwiseOp;
+using tlrt::ElementwiseOp;
 using namespace tlrt::abi;
 
 namespace {
@@ -28,8 +28,8 @@ lean_obj_res box_all(std::vector<std::unique_ptr<Buffer>> results) {
 std::vector<std::unique_ptr<Buffer>> run(ElementwiseOp op,
                                          std::initializer_list<b_lean_obj_arg> objects,
                                          std::initializer_list<double> scalars) {
-  const char* name = tlrt::kernels::elementwise_info(op).name;
-  const Buffer* inputs[tlrt::kernels::kMaxElementwiseInputs] = {};
+  const char* name = tlrt::elementwise_info(op).name;
+  const Buffer* inputs[tlrt::kMaxElementwiseInputs] = {};
   int k = 0;
   for (b_lean_obj_arg o : objects) inputs[k++] = &live_buffer(o, name);
   return tlrt::run_elementwise(op, inputs, scalars.begin());
@@ -44,7 +44,7 @@ lean_obj_res call(ElementwiseOp op, std::initializer_list<b_lean_obj_arg> object
 lean_obj_res call_then_release(ElementwiseOp op, b_lean_obj_arg x) {
   return pure_call([&] {
     lean_obj_res result = box_all(run(op, {x}, {}));
-    live_buffer(x, tlrt::kernels::elementwise_info(op).name).release();
+    live_buffer(x, tlrt::elementwise_info(op).name).release();
     return result;
   });
 }
@@ -97,6 +97,6 @@ lean_obj_res call_then_release(ElementwiseOp op, b_lean_obj_arg x) {
 extern "C" {
 #define TLRT_ELEMENTWISE(name, Functor, signature, ulp_f32, ulp_f64) \
   TLRT_SIGNATURE_##signature(name)
-#include "kernels/elementwise/elementwise_ops.def"
+#include "ops/elementwise_ops.def"
 #undef TLRT_ELEMENTWISE
 }  // extern "C"

@@ -199,7 +199,7 @@ IO_OBJ(torchlean_libtorch_runtime_version, (uint32_t token))
 /* copy_and_release is defined above with the buffer-copy rows. */
 #define UNAVAILABLE_copy_release(name)
 #define TLRT_ELEMENTWISE(name, Functor, signature, ulp_f32, ulp_f64) UNAVAILABLE_##signature(name)
-#include "../kernels/elementwise/elementwise_ops.def"
+#include "../ops/elementwise_ops.def"
 #undef TLRT_ELEMENTWISE
 
 PURE_OBJ(torchlean_cuda_buffer_reduce_sum, (b_lean_obj_arg x))

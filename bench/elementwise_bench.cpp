@@ -1,4 +1,4 @@
-// Elementwise benchmarks, for every op of kernels/elementwise/elementwise_ops.def: device time of
+// Elementwise benchmarks, for every op of ops/elementwise_ops.def: device time of
 // the CUDA launcher at 2^26 elements (float32 and float64) as GB/s and % of the copy measured in
 // this run, a size sweep 2^10..2^28 for a few ops, and host time per call through the Lean ABI
 // on 1024-element buffers; each next to the same work through ATen when LibTorch is linked.

@@ -28,3 +28,20 @@ endif()
 if(NOT TARGET CUDA::cublas OR NOT TARGET CUDA::cufft)
   message(FATAL_ERROR "tlrt: cuBLAS or cuFFT missing from the CUDA toolkit")
 endif()
+
+# cudnn-frontend: the header-only C++ graph API for cuDNN 9, taken from the include/ folder of the
+# nvidia-cudnn-frontend wheel that scripts/install-deps.sh unpacks into .deps/cudnn-frontend
+# (or any tree named by TLRT_CUDNN_FRONTEND_DIR). Families that build cuDNN graphs link
+# tlrt::cudnn_frontend through tlrt_cuda_kernels; without it they report it at run time.
+set(TLRT_CUDNN_FRONTEND_DIR "${CMAKE_CURRENT_SOURCE_DIR}/.deps/cudnn-frontend" CACHE PATH
+    "cudnn-frontend tree (include/cudnn_frontend.h)")
+find_path(TLRT_CUDNN_FRONTEND_INCLUDE_DIR cudnn_frontend.h
+  HINTS "${TLRT_CUDNN_FRONTEND_DIR}/include" NO_DEFAULT_PATH)
+if(TLRT_HAVE_CUDNN AND TLRT_CUDNN_FRONTEND_INCLUDE_DIR)
+  add_library(tlrt::cudnn_frontend INTERFACE IMPORTED)
+  set_target_properties(tlrt::cudnn_frontend PROPERTIES
+                        INTERFACE_INCLUDE_DIRECTORIES "${TLRT_CUDNN_FRONTEND_INCLUDE_DIR}")
+  message(STATUS "tlrt: cudnn-frontend headers ${TLRT_CUDNN_FRONTEND_INCLUDE_DIR}")
+else()
+  message(STATUS "tlrt: cudnn-frontend not found (scripts/install-deps.sh puts it in .deps/)")
+endif()

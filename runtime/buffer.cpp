@@ -4,7 +4,7 @@
 
 #include "runtime/context.h"
 #include "runtime/counters.h"
-#include "runtime/error.h"
+#include "common/error.h"
 
 namespace tlrt {
 

@@ -18,7 +18,7 @@
 #include <utility>
 #include <vector>
 
-#include "runtime/error.h"
+#include "common/error.h"
 
 namespace tlrt {
 

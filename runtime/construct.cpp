@@ -5,8 +5,9 @@
 
 #include "kernels/fill/fill.h"
 #include "kernels/random/random.h"
+#include "common/error.h"
 #include "runtime/context.h"
-#include "runtime/error.h"
+#include "runtime/dispatch.h"
 
 #if TLRT_HAVE_CUDA
 #include "runtime/cuda_device.h"
@@ -15,37 +16,23 @@
 namespace tlrt {
 namespace {
 
-CUstream_st* device_stream() {
-#if TLRT_HAVE_CUDA
-  return cuda::stream(selected_device());
-#else
-  fail(ErrorKind::unavailable, "stream", "this build of tlrt has no CUDA backend");
-#endif
-}
-
 // Runs `ref(T*)` or `dev(T*, stream)` on the freshly allocated buffer, for the buffer's dtype.
 template <class Ref, class Dev>
 std::unique_ptr<Buffer> build(Backend backend, Dtype dtype, uint64_t n, const char* op, Ref ref,
                               Dev dev) {
   std::unique_ptr<Buffer> b = Buffer::allocate(backend, dtype, n, op);
   if (n == 0) return b;
-  if (backend == Backend::reference) {
-    if (dtype == Dtype::f32)
-      ref(b->as<float>());
-    else
-      ref(b->as<double>());
-  } else {
-#if TLRT_HAVE_CUDA
-    CUstream_st* s = device_stream();
-    if (dtype == Dtype::f32)
-      dev(b->as<float>(), s);
-    else
-      dev(b->as<double>(), s);
-#else
-    (void)dev;
-    device_stream();
-#endif
-  }
+  Buffer& out = *b;
+  on_backend(
+      backend, dtype, op,
+      [&](auto as) {
+        using T = typename decltype(as)::type;
+        ref(out.as<T>());
+      },
+      [&](auto as, CUstream_st* s) {
+        using T = typename decltype(as)::type;
+        dev(out.as<T>(), s);
+      });
   return b;
 }
 
@@ -59,6 +46,8 @@ std::unique_ptr<Buffer> make_zeros(Backend backend, Dtype dtype, uint64_t n, con
   } else {
 #if TLRT_HAVE_CUDA
     cuda::zero_async(selected_device(), b->data(), b->bytes(), op);
+#else
+    no_cuda_backend(op);
 #endif
   }
   return b;
@@ -123,6 +112,8 @@ std::unique_ptr<Buffer> copy_buffer(const Buffer& source, const char* op) {
   } else {
 #if TLRT_HAVE_CUDA
     cuda::copy_async(selected_device(), b->data(), source.data(), b->bytes(), op);
+#else
+    no_cuda_backend(op);
 #endif
   }
   return b;

@@ -8,7 +8,7 @@
 #include <mutex>
 
 #include "runtime/cuda_device.h"
-#include "runtime/error.h"
+#include "common/error.h"
 #include "runtime/host_memory.h"
 #include "runtime/settings.h"
 #include "tlrt_version.h"

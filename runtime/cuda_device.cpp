@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/error.h"
+#include "common/error.h"
 
 namespace tlrt::cuda {
 namespace {

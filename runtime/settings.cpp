@@ -6,7 +6,7 @@
 #include <mutex>
 #include <string>
 
-#include "runtime/error.h"
+#include "common/error.h"
 
 namespace tlrt {
 namespace {

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "runtime/context.h"
-#include "runtime/error.h"
+#include "common/error.h"
 
 #if TLRT_HAVE_CUDA
 #include "runtime/cuda_device.h"

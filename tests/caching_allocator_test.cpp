@@ -15,7 +15,7 @@
 #include <thread>
 #include <vector>
 
-#include "runtime/error.h"
+#include "common/error.h"
 #include "tests/support/fake_memory.h"
 
 namespace {

@@ -84,7 +84,7 @@ struct AbiOp {
 const AbiOp kOps[] = {
 #define TLRT_ELEMENTWISE(name, Functor, signature, ulp_f32, ulp_f64) \
   {#name, Sig::signature, TLRT_CALL_##signature(name)},
-#include "kernels/elementwise/elementwise_ops.def"
+#include "ops/elementwise_ops.def"
 #undef TLRT_ELEMENTWISE
 };
 

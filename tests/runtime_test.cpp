@@ -7,7 +7,7 @@
 #include "runtime/buffer.h"
 #include "runtime/context.h"
 #include "runtime/counters.h"
-#include "runtime/error.h"
+#include "common/error.h"
 #include "runtime/settings.h"
 
 namespace {

@@ -1,6 +1,6 @@
 // tlrt-parity: runs ops on the subject backend (CUDA when a device is visible, else the reference)
 // and compares them with the reference backend, printing one row per (op, dtype):
-//   * every op of the elementwise list (kernels/elementwise/elementwise_ops.def) over random inputs
+//   * every op of the elementwise list (ops/elementwise_ops.def) over random inputs
 //     suited to the op, a leading block of special values, and the sizes 0, 1, 3, 5 and 1023;
 //   * the random constructors and transfers (against the binary64 formulas when no GPU is there).
 // Without a GPU the elementwise comparison is reference against reference, so the toleranced ops

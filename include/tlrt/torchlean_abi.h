@@ -21,47 +21,40 @@ extern "C" {
 /* The native record behind a Lean buffer object. Its layout is private to the library. */
 typedef struct torchlean_cuda_buffer torchlean_cuda_buffer;
 
-/* ---- buffer-core -------------------------------------------------------------------------------
- */
+/* ---- buffer-core */
 TLRT_EXPORT torchlean_cuda_buffer* torchlean_cuda_buffer_unbox(b_lean_obj_arg object);
 TLRT_EXPORT lean_obj_res torchlean_cuda_buffer_box(torchlean_cuda_buffer* buffer);
 TLRT_EXPORT torchlean_cuda_buffer* torchlean_cuda_buffer_alloc(size_t n);
 TLRT_EXPORT void torchlean_cuda_buffer_drop_unboxed(torchlean_cuda_buffer* buffer);
 
-/* ---- buffer-lifetime ---------------------------------------------------------------------------
- */
+/* ---- buffer-lifetime */
 TLRT_EXPORT uint32_t torchlean_cuda_buffer_release(b_lean_obj_arg object);
 TLRT_EXPORT uint32_t torchlean_cuda_buffer_release_with_token(b_lean_obj_arg object,
                                                               uint32_t token);
 TLRT_EXPORT lean_obj_res torchlean_cuda_buffer_release_then(b_lean_obj_arg scratch,
                                                             b_lean_obj_arg keep);
 
-/* ---- buffer-query ------------------------------------------------------------------------------
- */
+/* ---- buffer-query */
 TLRT_EXPORT uint32_t torchlean_cuda_buffer_size(b_lean_obj_arg object);
 TLRT_EXPORT uint32_t torchlean_cuda_buffer_size_with_token(b_lean_obj_arg object, uint32_t token);
 TLRT_EXPORT uint8_t torchlean_cuda_buffer_dtype(b_lean_obj_arg object);
 
-/* ---- encoded -----------------------------------------------------------------------------------
- */
+/* ---- encoded */
 TLRT_EXPORT lean_obj_res torchlean_cuda_buffer_format(b_lean_obj_arg object);
 TLRT_EXPORT lean_obj_res torchlean_cuda_buffer_of_encoded_io(b_lean_obj_arg bytes,
                                                              b_lean_obj_arg format, uint64_t width);
 TLRT_EXPORT lean_obj_res torchlean_cuda_buffer_to_encoded_io(b_lean_obj_arg object);
 
-/* ---- error -------------------------------------------------------------------------------------
- */
+/* ---- error */
 TLRT_EXPORT lean_obj_res torchlean_cuda_buffer_fail(b_lean_obj_arg message);
 
-/* ---- buffer-copy -------------------------------------------------------------------------------
- */
+/* ---- buffer-copy */
 TLRT_EXPORT lean_obj_res torchlean_cuda_buffer_zeros_like(b_lean_obj_arg reference, uint32_t count);
 TLRT_EXPORT lean_obj_res torchlean_cuda_buffer_copy(b_lean_obj_arg reference);
 TLRT_EXPORT lean_obj_res torchlean_cuda_buffer_duplicate(b_lean_obj_arg reference);
 TLRT_EXPORT lean_obj_res torchlean_cuda_buffer_copy_and_release(b_lean_obj_arg BObj);
 
-/* ---- constructor -------------------------------------------------------------------------------
- */
+/* ---- constructor */
 TLRT_EXPORT lean_obj_res torchlean_cuda_buffer_zeros(uint32_t n, uint8_t dtype);
 TLRT_EXPORT lean_obj_res torchlean_cuda_buffer_zeros_io(uint32_t n, uint8_t dtype);
 TLRT_EXPORT lean_obj_res torchlean_cuda_buffer_full(uint32_t n, double v, uint8_t dtype);
@@ -81,19 +74,16 @@ TLRT_EXPORT lean_obj_res torchlean_cuda_buffer_of_float_array(b_lean_obj_arg obj
 TLRT_EXPORT lean_obj_res torchlean_cuda_buffer_of_float_array_io(b_lean_obj_arg object,
                                                                  uint8_t dtype);
 
-/* ---- transfer ----------------------------------------------------------------------------------
- */
+/* ---- transfer */
 TLRT_EXPORT lean_obj_res torchlean_cuda_buffer_to_float_array(b_lean_obj_arg object);
 TLRT_EXPORT lean_obj_res torchlean_cuda_buffer_to_float_array_io(b_lean_obj_arg object);
 
-/* ---- checkpoint --------------------------------------------------------------------------------
- */
+/* ---- checkpoint */
 TLRT_EXPORT lean_obj_res torchlean_cuda_buffer_to_bytes_io(b_lean_obj_arg object, uint8_t dtype);
 TLRT_EXPORT lean_obj_res torchlean_cuda_buffer_of_bytes_io(b_lean_obj_arg object, uint8_t dtype,
                                                            uint8_t source);
 
-/* ---- nvrtc-kernel ------------------------------------------------------------------------------
- */
+/* ---- nvrtc-kernel */
 TLRT_EXPORT lean_obj_res torchlean_kernel_run_buffer(b_lean_obj_arg source, b_lean_obj_arg objects,
                                                      uint64_t count);
 TLRT_EXPORT lean_obj_res torchlean_kernel_run_bytes(b_lean_obj_arg source, uint32_t format,
@@ -103,14 +93,12 @@ TLRT_EXPORT lean_obj_res torchlean_kernel_run_encoded(b_lean_obj_arg source, b_l
                                                       b_lean_obj_arg format, uint64_t width,
                                                       uint64_t count);
 
-/* ---- runtime -----------------------------------------------------------------------------------
- */
+/* ---- runtime */
 TLRT_EXPORT uint32_t torchlean_cuda_runtime_status(uint32_t token);
 TLRT_EXPORT lean_obj_res torchlean_libtorch_version(uint32_t token);
 TLRT_EXPORT uint32_t torchlean_runtime_collect_allocator(uint32_t token);
 
-/* ---- controls ----------------------------------------------------------------------------------
- */
+/* ---- controls */
 TLRT_EXPORT uint32_t torchlean_libtorch_device_count(uint32_t token);
 TLRT_EXPORT uint32_t torchlean_libtorch_get_device(uint32_t token);
 TLRT_EXPORT lean_obj_res torchlean_libtorch_set_device(uint32_t index);
@@ -121,8 +109,7 @@ TLRT_EXPORT lean_obj_res torchlean_libtorch_set_memory_fraction(double fraction)
 TLRT_EXPORT lean_obj_res torchlean_libtorch_synchronize(uint32_t token);
 TLRT_EXPORT lean_obj_res torchlean_libtorch_empty_cache(uint32_t token);
 
-/* ---- counters ----------------------------------------------------------------------------------
- */
+/* ---- counters */
 TLRT_EXPORT uint64_t torchlean_cuda_allocator_live_bytes(uint32_t token);
 TLRT_EXPORT uint64_t torchlean_cuda_allocator_peak_bytes(uint32_t token);
 TLRT_EXPORT uint64_t torchlean_cuda_allocator_alloc_count(uint32_t token);
@@ -134,15 +121,13 @@ TLRT_EXPORT uint64_t torchlean_cuda_wrapper_finalize_count(uint32_t token);
 TLRT_EXPORT uint64_t torchlean_cuda_allocator_device_free_bytes(uint32_t token);
 TLRT_EXPORT uint64_t torchlean_cuda_allocator_device_total_bytes(uint32_t token);
 
-/* ---- allocator-stats ---------------------------------------------------------------------------
- */
+/* ---- allocator-stats */
 TLRT_EXPORT uint64_t torchlean_libtorch_allocated_bytes(uint32_t token);
 TLRT_EXPORT uint64_t torchlean_libtorch_reserved_bytes(uint32_t token);
 TLRT_EXPORT uint64_t torchlean_libtorch_peak_allocated_bytes(uint32_t token);
 TLRT_EXPORT uint64_t torchlean_libtorch_peak_reserved_bytes(uint32_t token);
 
-/* ---- legacy ------------------------------------------------------------------------------------
- */
+/* ---- legacy */
 TLRT_EXPORT lean_obj_res torchlean_cuda_buffer_to_float32_bytes_io(b_lean_obj_arg object);
 TLRT_EXPORT lean_obj_res torchlean_cuda_buffer_of_float32_bytes_io(b_lean_obj_arg object);
 TLRT_EXPORT lean_obj_res torchlean_float_array_to_float32_bytes(b_lean_obj_arg object);
@@ -150,8 +135,7 @@ TLRT_EXPORT lean_obj_res torchlean_float32_bytes_to_float_array(b_lean_obj_arg o
 TLRT_EXPORT lean_obj_res torchlean_kernel_run_host(b_lean_obj_arg source, uint32_t format,
                                                    b_lean_obj_arg inputs, uint64_t count);
 
-/* ---- variant -----------------------------------------------------------------------------------
- */
+/* ---- variant */
 TLRT_EXPORT uint32_t torchlean_libtorch_device_kind(uint32_t token);
 TLRT_EXPORT lean_obj_res torchlean_libtorch_device_name(uint32_t index);
 TLRT_EXPORT lean_obj_res torchlean_libtorch_device_capability(uint32_t index);
@@ -162,37 +146,48 @@ TLRT_EXPORT lean_obj_res torchlean_libtorch_device_mem_bus_width(uint32_t index)
 TLRT_EXPORT lean_obj_res torchlean_libtorch_device_total_bytes(uint32_t index);
 TLRT_EXPORT lean_obj_res torchlean_libtorch_driver_version(uint32_t token);
 TLRT_EXPORT lean_obj_res torchlean_libtorch_runtime_version(uint32_t token);
-/* ---- numerical operations: the elementwise family (kernels/elementwise/elementwise_ops.def) ----
- */
-#define TLRT_ABI_unary(name) \
-  TLRT_EXPORT lean_obj_res torchlean_cuda_buffer_##name(b_lean_obj_arg x);
-#define TLRT_ABI_binary(name) \
-  TLRT_EXPORT lean_obj_res torchlean_cuda_buffer_##name(b_lean_obj_arg a, b_lean_obj_arg b);
-#define TLRT_ABI_unary_s1(name) \
-  TLRT_EXPORT lean_obj_res torchlean_cuda_buffer_##name(b_lean_obj_arg x, double c);
-#define TLRT_ABI_binary_s1(name)                                                            \
-  TLRT_EXPORT lean_obj_res torchlean_cuda_buffer_##name(b_lean_obj_arg a, b_lean_obj_arg b, \
-                                                        double c);
-#define TLRT_ABI_unary_s2(name) \
-  TLRT_EXPORT lean_obj_res torchlean_cuda_buffer_##name(b_lean_obj_arg x, double lo, double hi);
-#define TLRT_ABI_binary_s2(name)                                                            \
-  TLRT_EXPORT lean_obj_res torchlean_cuda_buffer_##name(b_lean_obj_arg x, b_lean_obj_arg g, \
-                                                        double lo, double hi);
-#define TLRT_ABI_ternary_pair(name)                                                         \
-  TLRT_EXPORT lean_obj_res torchlean_cuda_buffer_##name(b_lean_obj_arg a, b_lean_obj_arg b, \
-                                                        b_lean_obj_arg g);
-#define TLRT_ABI_adam(name)                                                                \
-  TLRT_EXPORT lean_obj_res torchlean_cuda_buffer_##name(                                   \
-      b_lean_obj_arg p, b_lean_obj_arg g, b_lean_obj_arg m, b_lean_obj_arg v, double b1,   \
-      double omb1, double b2, double omb2, double c1, double c2, double eps, double decay, \
-      double update_scale);
-#define TLRT_ABI_copy_release(name) TLRT_ABI_unary(name)
-#define TLRT_ELEMENTWISE(name, Functor, signature, ulp_f32, ulp_f64) TLRT_ABI_##signature(name)
-#include "../../kernels/elementwise/elementwise_ops.def"
-#undef TLRT_ELEMENTWISE
+/* ---- numerical operations: the elementwise family (SPEC-ops section 6) */
+TLRT_EXPORT lean_obj_res torchlean_cuda_buffer_abs(b_lean_obj_arg x);
+TLRT_EXPORT lean_obj_res torchlean_cuda_buffer_floor(b_lean_obj_arg x);
+TLRT_EXPORT lean_obj_res torchlean_cuda_buffer_neg(b_lean_obj_arg x);
+TLRT_EXPORT lean_obj_res torchlean_cuda_buffer_sqrt(b_lean_obj_arg x);
+TLRT_EXPORT lean_obj_res torchlean_cuda_buffer_exp(b_lean_obj_arg x);
+TLRT_EXPORT lean_obj_res torchlean_cuda_buffer_sin(b_lean_obj_arg x);
+TLRT_EXPORT lean_obj_res torchlean_cuda_buffer_cos(b_lean_obj_arg x);
+TLRT_EXPORT lean_obj_res torchlean_cuda_buffer_log(b_lean_obj_arg x);
+TLRT_EXPORT lean_obj_res torchlean_cuda_buffer_inv(b_lean_obj_arg x);
+TLRT_EXPORT lean_obj_res torchlean_cuda_buffer_relu(b_lean_obj_arg x);
+TLRT_EXPORT lean_obj_res torchlean_cuda_buffer_sigmoid(b_lean_obj_arg x);
+TLRT_EXPORT lean_obj_res torchlean_cuda_buffer_tanh(b_lean_obj_arg x);
+TLRT_EXPORT lean_obj_res torchlean_cuda_buffer_gelu(b_lean_obj_arg x);
+TLRT_EXPORT lean_obj_res torchlean_cuda_buffer_max(b_lean_obj_arg a, b_lean_obj_arg b);
+TLRT_EXPORT lean_obj_res torchlean_cuda_buffer_min(b_lean_obj_arg a, b_lean_obj_arg b);
+TLRT_EXPORT lean_obj_res torchlean_cuda_buffer_div(b_lean_obj_arg a, b_lean_obj_arg b);
+TLRT_EXPORT lean_obj_res torchlean_cuda_buffer_add(b_lean_obj_arg a, b_lean_obj_arg b);
+TLRT_EXPORT lean_obj_res torchlean_cuda_buffer_sub(b_lean_obj_arg a, b_lean_obj_arg b);
+TLRT_EXPORT lean_obj_res torchlean_cuda_buffer_mul(b_lean_obj_arg a, b_lean_obj_arg b);
+TLRT_EXPORT lean_obj_res torchlean_cuda_buffer_mask(b_lean_obj_arg a, b_lean_obj_arg b);
+TLRT_EXPORT lean_obj_res torchlean_cuda_buffer_scale(b_lean_obj_arg x, double c);
+TLRT_EXPORT lean_obj_res torchlean_cuda_buffer_axpy(b_lean_obj_arg a, b_lean_obj_arg b, double c);
+TLRT_EXPORT lean_obj_res torchlean_cuda_buffer_scaled_prod_exp(b_lean_obj_arg a, b_lean_obj_arg b,
+                                                               double c);
+TLRT_EXPORT lean_obj_res torchlean_cuda_buffer_clamp(b_lean_obj_arg x, double lo, double hi);
+TLRT_EXPORT lean_obj_res torchlean_cuda_buffer_relu_bwd(b_lean_obj_arg a, b_lean_obj_arg b);
+TLRT_EXPORT lean_obj_res torchlean_cuda_buffer_gelu_bwd(b_lean_obj_arg a, b_lean_obj_arg b);
+TLRT_EXPORT lean_obj_res torchlean_cuda_buffer_abs_bwd(b_lean_obj_arg a, b_lean_obj_arg b);
+TLRT_EXPORT lean_obj_res torchlean_cuda_buffer_sqrt_bwd(b_lean_obj_arg a, b_lean_obj_arg b);
+TLRT_EXPORT lean_obj_res torchlean_cuda_buffer_clamp_bwd(b_lean_obj_arg x, b_lean_obj_arg g,
+                                                         double lo, double hi);
+TLRT_EXPORT lean_obj_res torchlean_cuda_buffer_max_bwd(b_lean_obj_arg a, b_lean_obj_arg b,
+                                                       b_lean_obj_arg g);
+TLRT_EXPORT lean_obj_res torchlean_cuda_buffer_min_bwd(b_lean_obj_arg a, b_lean_obj_arg b,
+                                                       b_lean_obj_arg g);
+TLRT_EXPORT lean_obj_res torchlean_cuda_buffer_copy_and_release(b_lean_obj_arg x);
+TLRT_EXPORT lean_obj_res torchlean_cuda_buffer_adam_step(
+    b_lean_obj_arg p, b_lean_obj_arg g, b_lean_obj_arg m, b_lean_obj_arg v, double b1, double omb1,
+    double b2, double omb2, double c1, double c2, double eps, double decay, double update_scale);
 
-/* ---- numerical operations: whole-buffer reductions ---------------------------------------------
- */
+/* ---- numerical operations: whole-buffer reductions */
 TLRT_EXPORT lean_obj_res torchlean_cuda_buffer_reduce_sum(b_lean_obj_arg x);
 TLRT_EXPORT lean_obj_res torchlean_cuda_buffer_reduce_mean(b_lean_obj_arg x);
 

@@ -16,12 +16,10 @@
 #include "kernels/elementwise/elementwise.h"
 #include "kernels/elementwise/elementwise_device.cuh"
 #include "kernels/elementwise/elementwise_ref.h"
-#include "runtime/error.h"
+#include "kernels/common/launch.cuh"
 
 namespace tlrt::kernels {
 namespace {
-
-constexpr int kThreads = 256;
 
 // Vectors per thread. One input streaming to one output reaches the copy bandwidth with one
 // vector per thread (more, and the H200 measured 3.5% slower); operations reading several
@@ -137,10 +135,6 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
-bool aligned16(const void* p) {
-  return (reinterpret_cast<uintptr_t>(p) & 15u) == 0;
-}
-
 template <class Op, class T>
 void launch(const T* const* in, T* const* out, const T* scalars, uint64_t n, cudaStream_t stream,
             const char* name) {
@@ -174,10 +168,7 @@ void launch(const T* const* in, T* const* out, const T* scalars, uint64_t n, cud
     elementwise_kernel<Op, T, 1>
         <<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(ip, op, sv, n);
   }
-  const cudaError_t st = cudaGetLastError();
-  if (st != cudaSuccess) {
-    fail(ErrorKind::device, name, std::string("kernel launch failed: ") + cudaGetErrorString(st));
-  }
+  check_launch(name);
 }
 
 }  // namespace
@@ -195,7 +186,7 @@ void elementwise_cuda(ElementwiseOp op, const T* const* in, T* const* out, const
                   #Functor ": device and reference arities differ");                 \
     launch<device_ops::Functor, T>(in, out, scalars, n, stream, #name);              \
     break;
-#include "kernels/elementwise/elementwise_ops.def"
+#include "ops/elementwise_ops.def"
 #undef TLRT_ELEMENTWISE
   }
 }

@@ -12,7 +12,7 @@ namespace tlrt::kernels {
 
 enum class ElementwiseOp : uint8_t {
 #define TLRT_ELEMENTWISE(name, Functor, signature, ulp_f32, ulp_f64) name,
-#include "kernels/elementwise/elementwise_ops.def"
+#include "ops/elementwise_ops.def"
 #undef TLRT_ELEMENTWISE
 };
 

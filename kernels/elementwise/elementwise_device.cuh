@@ -8,9 +8,11 @@
 
 #include <cstdint>
 
-namespace tlrt::kernels::device_ops {
+#include "common/host_device.h"
 
-#define TLRT_DEV __device__ __forceinline__
+#define TLRT_DEV TLRT_DEVICE_INLINE
+
+namespace tlrt::kernels::device_ops {
 
 TLRT_DEV float rn_add(float a, float b) {
   return __fadd_rn(a, b);

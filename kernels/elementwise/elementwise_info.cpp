@@ -50,7 +50,7 @@ constexpr int signature_scalars(ElementwiseSignature s) {
           ref_ops::Functor::kOutputs == signature_outputs(ElementwiseSignature::signature) && \
           ref_ops::Functor::kScalars == signature_scalars(ElementwiseSignature::signature),   \
       #Functor " does not match the " #signature " signature");
-#include "kernels/elementwise/elementwise_ops.def"
+#include "ops/elementwise_ops.def"
 #undef TLRT_ELEMENTWISE
 
 constexpr ElementwiseInfo kInfo[] = {
@@ -62,13 +62,13 @@ constexpr ElementwiseInfo kInfo[] = {
    signature_scalars(ElementwiseSignature::signature),               \
    ulp_f32,                                                          \
    ulp_f64},
-#include "kernels/elementwise/elementwise_ops.def"
+#include "ops/elementwise_ops.def"
 #undef TLRT_ELEMENTWISE
 };
 
 constexpr ElementwiseOp kOps[] = {
 #define TLRT_ELEMENTWISE(name, Functor, signature, ulp_f32, ulp_f64) ElementwiseOp::name,
-#include "kernels/elementwise/elementwise_ops.def"
+#include "ops/elementwise_ops.def"
 #undef TLRT_ELEMENTWISE
 };
 

@@ -98,7 +98,7 @@ void elementwise_ref(ElementwiseOp op, const T* const* in, T* const* out, const 
   case ElementwiseOp::name:                                          \
     run<ref_ops::Functor>(in, out, scalars, n);                      \
     break;
-#include "kernels/elementwise/elementwise_ops.def"
+#include "ops/elementwise_ops.def"
 #undef TLRT_ELEMENTWISE
   }
 }
@@ -109,7 +109,7 @@ double elementwise_error_scale(ElementwiseOp op, const T* inputs, const T* scala
 #define TLRT_ELEMENTWISE(name, Functor, signature, ulp_f32, ulp_f64) \
   case ElementwiseOp::name:                                          \
     return ref_ops::Functor::error_scale(inputs, scalars, &result);
-#include "kernels/elementwise/elementwise_ops.def"
+#include "ops/elementwise_ops.def"
 #undef TLRT_ELEMENTWISE
   }
   return 0;

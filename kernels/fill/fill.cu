@@ -4,24 +4,14 @@
 
 #include <cstdint>
 
+#include "kernels/common/launch.cuh"
 #include "kernels/fill/fill.h"
-#include "runtime/error.h"
 
 namespace tlrt::kernels {
 namespace {
 
-constexpr int kThreadsPerBlock = 256;
 // Several 16-byte accesses in flight per thread keep HBM busy with fewer resident warps.
 constexpr int kGroupsPerThread = 4;
-// Past this many blocks the grid stops growing and the kernel loops (grid-stride) instead.
-constexpr uint64_t kMaxBlocks = uint64_t{1} << 22;
-
-__device__ __forceinline__ void store16(float* p, const float* v) {
-  *reinterpret_cast<float4*>(p) = make_float4(v[0], v[1], v[2], v[3]);
-}
-__device__ __forceinline__ void store16(double* p, const double* v) {
-  *reinterpret_cast<double2*>(p) = make_double2(v[0], v[1]);
-}
 
 // A group is kLanes consecutive elements, one 16-byte word.
 template <class T, int kLanes, bool kVector>
@@ -36,15 +26,15 @@ __device__ __forceinline__ void store_group(T* p, const T* v) {
   }
 }
 
-// Grid-stride over chunks of kThreadsPerBlock * kGroupsPerThread groups; within a chunk thread t
+// Grid-stride over chunks of kThreads * kGroupsPerThread groups; within a chunk thread t
 // takes groups t, t + blockDim, ... so each warp store covers 512 contiguous bytes. The final
 // partial group (fewer than kLanes elements) is written element by element by the first threads of
 // the grid, so no vector store ever needs masking.
 template <class T, bool kVector>
-__global__ void __launch_bounds__(kThreadsPerBlock)
+__global__ void __launch_bounds__(kThreads)
     fill_kernel(T* __restrict__ out, uint64_t n, T value) {
   constexpr int kLanes = 16 / sizeof(T);
-  constexpr uint64_t kGroupsPerBlock = uint64_t{kThreadsPerBlock} * kGroupsPerThread;
+  constexpr uint64_t kGroupsPerBlock = uint64_t{kThreads} * kGroupsPerThread;
   T v[kLanes];
 #pragma unroll
   for (int l = 0; l < kLanes; ++l) v[l] = value;
@@ -55,32 +45,15 @@ __global__ void __launch_bounds__(kThreadsPerBlock)
     const bool whole = n_groups - block_base >= kGroupsPerBlock;
 #pragma unroll
     for (int g = 0; g < kGroupsPerThread; ++g) {
-      const uint64_t group = block_base + static_cast<uint64_t>(g) * kThreadsPerBlock + threadIdx.x;
+      const uint64_t group = block_base + static_cast<uint64_t>(g) * kThreads + threadIdx.x;
       if (whole || group < n_groups) store_group<T, kLanes, kVector>(out + group * kLanes, v);
     }
   }
   const uint64_t tail_begin = n_groups * kLanes;
-  const uint64_t t = uint64_t{blockIdx.x} * kThreadsPerBlock + threadIdx.x;
+  const uint64_t t = uint64_t{blockIdx.x} * kThreads + threadIdx.x;
   if (t < n - tail_begin) out[tail_begin + t] = value;
 }
 
-dim3 grid_for(uint64_t n, uint64_t lanes) {
-  constexpr uint64_t kGroupsPerBlock = uint64_t{kThreadsPerBlock} * kGroupsPerThread;
-  const uint64_t n_groups = n / lanes;
-  uint64_t blocks = n_groups / kGroupsPerBlock + (n_groups % kGroupsPerBlock != 0);
-  if (blocks == 0) blocks = 1;  // fewer elements than one group: the tail alone
-  if (blocks > kMaxBlocks) blocks = kMaxBlocks;
-  return dim3(static_cast<unsigned>(blocks));
-}
-
-bool aligned16(const void* p) {
-  return reinterpret_cast<uintptr_t>(p) % 16 == 0;
-}
-
-void check_launch(const char* op) {
-  const cudaError_t err = cudaGetLastError();
-  if (err != cudaSuccess) fail(ErrorKind::device, op, cudaGetErrorString(err));
-}
 
 }  // namespace
 
@@ -89,11 +62,11 @@ void check_launch(const char* op) {
 template <class T>
 void fill_cuda(T* out, uint64_t n, T value, CUstream_st* stream) {
   if (n == 0) return;
-  const dim3 grid = grid_for(n, 16 / sizeof(T));
+  const dim3 grid = grid_for(n / (16 / sizeof(T)), uint64_t{kThreads} * kGroupsPerThread);
   if (aligned16(out)) {
-    fill_kernel<T, true><<<grid, kThreadsPerBlock, 0, stream>>>(out, n, value);
+    fill_kernel<T, true><<<grid, kThreads, 0, stream>>>(out, n, value);
   } else {
-    fill_kernel<T, false><<<grid, kThreadsPerBlock, 0, stream>>>(out, n, value);
+    fill_kernel<T, false><<<grid, kThreads, 0, stream>>>(out, n, value);
   }
   check_launch("fill");
 }

@@ -12,14 +12,10 @@
 
 #include "kernels/random/random.h"
 #include "kernels/random/splitmix.h"
-#include "runtime/error.h"
+#include "kernels/common/launch.cuh"
 
 namespace tlrt::kernels {
 namespace {
-
-constexpr int kThreadsPerBlock = 256;
-// Past this many blocks the grid stops growing and the kernels loop (grid-stride) instead.
-constexpr uint64_t kMaxBlocks = uint64_t{1} << 22;
 
 // Explicitly rounded arithmetic per type, so the compiler cannot fuse a product into a later sum.
 template <class T>
@@ -51,12 +47,6 @@ __device__ __forceinline__ T uniform_from_draw(uint32_t r) {
   return Rounded<T>::mul(Rounded<T>::from_draw(r), static_cast<T>(0x1p-32));
 }
 
-__device__ __forceinline__ void store16(float* p, const float* v) {
-  *reinterpret_cast<float4*>(p) = make_float4(v[0], v[1], v[2], v[3]);
-}
-__device__ __forceinline__ void store16(double* p, const double* v) {
-  *reinterpret_cast<double2*>(p) = make_double2(v[0], v[1]);
-}
 
 // Generators: element value from its index. The integer streams cost about 22 instructions per
 // element, so issue rate, not HBM, is their limit; eight groups per thread (a whole block's 64 KiB
@@ -133,7 +123,7 @@ __device__ __forceinline__ void generate_pass(typename Gen::value_type* __restri
   T v[kGroups][kLanes];
 #pragma unroll
   for (int g = 0; g < kGroups; ++g) {
-    const uint64_t group = block_base + static_cast<uint64_t>(g) * kThreadsPerBlock + threadIdx.x;
+    const uint64_t group = block_base + static_cast<uint64_t>(g) * kThreads + threadIdx.x;
     if (!kGuarded || group < n_groups) {
 #pragma unroll
       for (int l = 0; l < kLanes; ++l) v[g][l] = gen(group * kLanes + l);
@@ -141,7 +131,7 @@ __device__ __forceinline__ void generate_pass(typename Gen::value_type* __restri
   }
 #pragma unroll
   for (int g = 0; g < kGroups; ++g) {
-    const uint64_t group = block_base + static_cast<uint64_t>(g) * kThreadsPerBlock + threadIdx.x;
+    const uint64_t group = block_base + static_cast<uint64_t>(g) * kThreads + threadIdx.x;
     if (!kGuarded || group < n_groups) {
       T* p = out + group * kLanes;
       if constexpr (kVectorStores) {
@@ -154,14 +144,14 @@ __device__ __forceinline__ void generate_pass(typename Gen::value_type* __restri
   }
 }
 
-// Grid-stride over blocks of kThreadsPerBlock * kGroupsPerThread groups. Elements past the last
+// Grid-stride over blocks of kThreads * kGroupsPerThread groups. Elements past the last
 // whole group (fewer than one group) are written one by one by the first threads of the grid.
 template <class Gen, bool kVectorStores>
-__global__ void __launch_bounds__(kThreadsPerBlock)
+__global__ void __launch_bounds__(kThreads)
     generate_kernel(typename Gen::value_type* __restrict__ out, uint64_t n, Gen gen) {
   using T = typename Gen::value_type;
   constexpr int kLanes = 16 / sizeof(T);
-  constexpr uint64_t kGroupsPerBlock = uint64_t{kThreadsPerBlock} * Gen::kGroupsPerThread;
+  constexpr uint64_t kGroupsPerBlock = uint64_t{kThreads} * Gen::kGroupsPerThread;
   const uint64_t n_groups = n / kLanes;
   const uint64_t stride = uint64_t{gridDim.x} * kGroupsPerBlock;
   for (uint64_t block_base = uint64_t{blockIdx.x} * kGroupsPerBlock; block_base < n_groups;
@@ -173,7 +163,7 @@ __global__ void __launch_bounds__(kThreadsPerBlock)
     }
   }
   const uint64_t tail_begin = n_groups * kLanes;
-  const uint64_t t = uint64_t{blockIdx.x} * kThreadsPerBlock + threadIdx.x;
+  const uint64_t t = uint64_t{blockIdx.x} * kThreads + threadIdx.x;
   if (t < n - tail_begin) out[tail_begin + t] = gen(tail_begin + t);
 }
 
@@ -183,21 +173,16 @@ void launch_generate(typename Gen::value_type* out, uint64_t n, const Gen& gen, 
   if (n == 0) return;
   using T = typename Gen::value_type;
   constexpr uint64_t kLanes = 16 / sizeof(T);
-  constexpr uint64_t kGroupsPerBlock = uint64_t{kThreadsPerBlock} * Gen::kGroupsPerThread;
-  const uint64_t n_groups = n / kLanes;
-  uint64_t blocks = n_groups / kGroupsPerBlock + (n_groups % kGroupsPerBlock != 0);
-  if (blocks == 0) blocks = 1;  // fewer elements than one group: the tail alone
-  if (blocks > kMaxBlocks) blocks = kMaxBlocks;
-  const dim3 grid(static_cast<unsigned>(blocks));
+  // Fewer elements than one group: one block does the tail alone.
+  const dim3 grid = grid_for(n / kLanes, uint64_t{kThreads} * Gen::kGroupsPerThread);
   // The allocator hands out 512-byte aligned blocks; views at an element offset take the scalar
   // path rather than faulting on a misaligned vector store.
-  if (reinterpret_cast<uintptr_t>(out) % 16 == 0) {
-    generate_kernel<Gen, true><<<grid, kThreadsPerBlock, 0, stream>>>(out, n, gen);
+  if (aligned16(out)) {
+    generate_kernel<Gen, true><<<grid, kThreads, 0, stream>>>(out, n, gen);
   } else {
-    generate_kernel<Gen, false><<<grid, kThreadsPerBlock, 0, stream>>>(out, n, gen);
+    generate_kernel<Gen, false><<<grid, kThreads, 0, stream>>>(out, n, gen);
   }
-  const cudaError_t err = cudaGetLastError();
-  if (err != cudaSuccess) fail(ErrorKind::device, op, cudaGetErrorString(err));
+  check_launch(op);
 }
 
 // The host evaluates u exactly as the reference does (the conversion rounds to nearest, the

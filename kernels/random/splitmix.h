@@ -5,11 +5,7 @@
 
 #include <cstdint>
 
-#if defined(__CUDACC__)
-#define TLRT_HOST_DEVICE __host__ __device__ __forceinline__
-#else
-#define TLRT_HOST_DEVICE inline
-#endif
+#include "common/host_device.h"
 
 namespace tlrt::random {
 

@@ -36,14 +36,13 @@
 #include <string>
 
 #include "kernels/reduce/reduce.h"
-#include "runtime/error.h"
+#include "kernels/common/launch.cuh"
 
 namespace tlrt::kernels {
 namespace {
 
-constexpr int kThreadsPerBlock = 256;
 constexpr int kWarpLanes = 32;
-constexpr int kWarpsPerBlock = kThreadsPerBlock / kWarpLanes;
+constexpr int kWarpsPerBlock = kThreads / kWarpLanes;
 constexpr int kRowLanes = static_cast<int>(kReduceRowLanes);
 constexpr unsigned kFullMask = 0xffffffffu;
 // Resident blocks per SM the kernels are built for (64 registers per thread) and the grid cap.
@@ -307,7 +306,7 @@ __device__ void complete_group(const ReduceArgs<T>& a, uint32_t g, int l) {
 // scalar loads of the same lanes. kStreaming: loads marked evict-first (ld.global.cs): the input
 // is read once, so it need not displace L2 lines other work (or a pending write-back) holds.
 template <class T, bool kVector, bool kStreaming>
-__global__ void __launch_bounds__(kThreadsPerBlock, kMinBlocksPerSm)
+__global__ void __launch_bounds__(kThreads, kMinBlocksPerSm)
     reduce_sum_kernel(const ReduceArgs<T> a) {
   constexpr int V = RowShape<T>::kLanes;
   constexpr int kRows = TileShape<T>::kRows;
@@ -397,9 +396,6 @@ __global__ void store_scalar_kernel(T* out, T value) {
   *out = value;
 }
 
-void check(cudaError_t err, const char* op) {
-  if (err != cudaSuccess) fail(ErrorKind::device, op, cudaGetErrorString(err));
-}
 
 template <class T>
 void launch_reduce(const T* x, uint64_t n, T* out, void* workspace, cudaStream_t stream,
@@ -425,24 +421,22 @@ void launch_reduce(const T* x, uint64_t n, T* out, void* workspace, cudaStream_t
     a.second = reinterpret_cast<T*>(w + layout.second_offset);
     a.first = reinterpret_cast<T*>(w + layout.first_offset);
   }
-  int device = 0, sms = 0;
-  check(cudaGetDevice(&device), op);
-  check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), op);
+  const uint32_t sms = current_sm_count(op);
   const uint64_t needed = (a.tiles + kWarpsPerBlock - 1) / kWarpsPerBlock;
   const uint64_t resident = static_cast<uint64_t>(sms) * kMinBlocksPerSm;
   const dim3 grid(static_cast<unsigned>(needed < resident ? needed : resident));
-  const bool vector = reinterpret_cast<uintptr_t>(x) % 16 == 0;
+  const bool vector = aligned16(x);
   const bool streaming = n * sizeof(T) <= kStreamingMaxBytes;
   if (vector && streaming) {
-    reduce_sum_kernel<T, true, true><<<grid, kThreadsPerBlock, 0, stream>>>(a);
+    reduce_sum_kernel<T, true, true><<<grid, kThreads, 0, stream>>>(a);
   } else if (vector) {
-    reduce_sum_kernel<T, true, false><<<grid, kThreadsPerBlock, 0, stream>>>(a);
+    reduce_sum_kernel<T, true, false><<<grid, kThreads, 0, stream>>>(a);
   } else if (streaming) {
-    reduce_sum_kernel<T, false, true><<<grid, kThreadsPerBlock, 0, stream>>>(a);
+    reduce_sum_kernel<T, false, true><<<grid, kThreads, 0, stream>>>(a);
   } else {
-    reduce_sum_kernel<T, false, false><<<grid, kThreadsPerBlock, 0, stream>>>(a);
+    reduce_sum_kernel<T, false, false><<<grid, kThreads, 0, stream>>>(a);
   }
-  check(cudaGetLastError(), op);
+  check_launch(op);
 }
 
 }  // namespace
@@ -451,7 +445,7 @@ template <class T>
 void reduce_sum_cuda(const T* x, uint64_t n, T* out, void* workspace, CUstream_st* stream) {
   if (n == 0) {
     // +0 is the all-zero word in both formats.
-    check(cudaMemsetAsync(out, 0, sizeof(T), stream), "reduce_sum");
+    check_cuda(cudaMemsetAsync(out, 0, sizeof(T), stream), "reduce_sum", "cudaMemsetAsync");
     return;
   }
   launch_reduce<T>(x, n, out, workspace, stream, false, T(1), "reduce_sum");
@@ -461,7 +455,7 @@ template <class T>
 void reduce_mean_cuda(const T* x, uint64_t n, T* out, void* workspace, CUstream_st* stream) {
   if (n == 0) {
     store_scalar_kernel<T><<<1, 1, 0, stream>>>(out, std::numeric_limits<T>::quiet_NaN());
-    check(cudaGetLastError(), "reduce_mean");
+    check_launch("reduce_mean");
     return;
   }
   launch_reduce<T>(x, n, out, workspace, stream, true, mean_reciprocal<T>(n), "reduce_mean");

@@ -1,4 +1,4 @@
-#include "runtime/error.h"
+#include "common/error.h"
 
 namespace tlrt {
 

@@ -1,0 +1,70 @@
+# Test registry. A suite is registered with one call; nothing else needs to know it exists:
+#
+#   tlrt_cpu_test(NAME SOURCES ... [LINK ...] [ENV ...])
+#       a GoogleTest binary NAME_test run once, label cpu (runs anywhere, CI).
+#   tlrt_gpu_test(NAME SOURCES ... [LINK ...])          (only in builds with CUDA)
+#       a binary NAME_test that needs a device, label gpu; it skips visibly without one.
+#   tlrt_abi_suite(NAME SOURCES ... [LINK ...])
+#       a suite through the Lean ABI (libtlrt + the Lean runtime double), run twice: NAME_reference
+#       (TLRT_DEVICE=cpu, label cpu) and NAME_cuda (TLRT_DEVICE=cuda, label gpu).
+#
+# Every binary that runs on a device is written to ${CMAKE_BINARY_DIR}/gpu-binaries.txt, one
+# "NAME PATH ENV" line each, which scripts/gpu-check.sh reads to run the compute-sanitizer tools
+# over all of them. A gtest sub-test that skips (GTEST_SKIP) makes the ctest entry report
+# "Skipped" when it is the only outcome; scripts/run-tests.sh prints every skip reason.
+
+set(TLRT_SKIP_REGEX "\\[  SKIPPED \\]")
+set_property(GLOBAL PROPERTY TLRT_GPU_BINARIES "")
+
+function(tlrt__add_binary name)
+  cmake_parse_arguments(T "" "" "SOURCES;LINK" ${ARGN})
+  add_executable(${name}_test ${T_SOURCES})
+  target_link_libraries(${name}_test PRIVATE ${T_LINK})
+  target_include_directories(${name}_test PRIVATE ${CMAKE_SOURCE_DIR} ${CMAKE_SOURCE_DIR}/tests)
+endfunction()
+
+function(tlrt__record_gpu name env)
+  set_property(GLOBAL APPEND PROPERTY TLRT_GPU_BINARIES "${name} $<TARGET_FILE:${name}_test> ${env}")
+endfunction()
+
+function(tlrt_cpu_test name)
+  cmake_parse_arguments(T "" "" "SOURCES;LINK;ENV" ${ARGN})
+  tlrt__add_binary(${name} SOURCES ${T_SOURCES} LINK ${T_LINK} GTest::gtest_main)
+  add_test(NAME ${name} COMMAND ${name}_test)
+  set_tests_properties(${name} PROPERTIES LABELS cpu)
+  if(T_ENV)
+    set_tests_properties(${name} PROPERTIES ENVIRONMENT "${T_ENV}")
+  endif()
+endfunction()
+
+function(tlrt_gpu_test name)
+  if(NOT TLRT_HAVE_CUDA)
+    return()
+  endif()
+  cmake_parse_arguments(T "" "" "SOURCES;LINK" ${ARGN})
+  tlrt__add_binary(${name} SOURCES ${T_SOURCES} LINK ${T_LINK} GTest::gtest_main CUDA::cudart)
+  add_test(NAME ${name} COMMAND ${name}_test)
+  set_tests_properties(${name} PROPERTIES LABELS gpu SKIP_REGULAR_EXPRESSION "${TLRT_SKIP_REGEX}")
+  tlrt__record_gpu(${name} "TLRT_DEVICE=cuda")
+endfunction()
+
+function(tlrt_abi_suite name)
+  cmake_parse_arguments(T "" "" "SOURCES;LINK" ${ARGN})
+  tlrt__add_binary(${name} SOURCES ${T_SOURCES} abi_test_support.cpp abi_suite_main.cpp
+                   LINK tlrt tlrt_lean_double GTest::gtest ${T_LINK})
+  add_test(NAME ${name}_reference COMMAND ${name}_test)
+  set_tests_properties(${name}_reference PROPERTIES LABELS cpu ENVIRONMENT "TLRT_DEVICE=cpu")
+  add_test(NAME ${name}_cuda COMMAND ${name}_test)
+  set_tests_properties(${name}_cuda PROPERTIES LABELS gpu ENVIRONMENT "TLRT_DEVICE=cuda"
+                       SKIP_REGULAR_EXPRESSION "${TLRT_SKIP_REGEX}")
+  if(TLRT_HAVE_CUDA)
+    tlrt__record_gpu(${name} "TLRT_DEVICE=cuda")
+  endif()
+endfunction()
+
+# Called once after every suite is registered.
+function(tlrt_write_gpu_binaries)
+  get_property(lines GLOBAL PROPERTY TLRT_GPU_BINARIES)
+  string(REPLACE ";" "\n" text "${lines}")
+  file(GENERATE OUTPUT ${CMAKE_BINARY_DIR}/gpu-binaries.txt CONTENT "${text}\n")
+endfunction()
