@@ -1,7 +1,5 @@
 #include "abi/boundary.h"
 
-#include <lean/mimalloc.h>
-
 #include "runtime/counters.h"
 
 namespace tlrt::abi {
@@ -47,8 +45,7 @@ Buffer& live_buffer(b_lean_obj_arg object, const char* op) {
   torchlean_cuda_buffer* rec = record_of(object, op);
   if (rec->format != nullptr) {
     fail(ErrorKind::invalid_argument, op,
-         "expected a real (float32/float64) buffer, got an "
-         "encoded buffer");
+         "expected a real (float32/float64) buffer, got an encoded buffer");
   }
   require_live(*rec->buffer, op);
   return *rec->buffer;
@@ -100,12 +97,6 @@ void torchlean_cuda_buffer_drop_unboxed(torchlean_cuda_buffer* buffer) {
   lean_object* format = buffer->format;
   delete buffer;  // retires the payload (payload counters) unless already released
   if (format != nullptr) lean_dec(format);
-}
-
-// Host-only: asks Lean's mimalloc heap to return free pages. Device memory is untouched.
-uint32_t torchlean_runtime_collect_allocator(uint32_t) {
-  mi_collect(false);
-  return 1;
 }
 
 }  // extern "C"

@@ -15,9 +15,9 @@
 #include <string>
 #include <utility>
 
+#include "common/error.h"
 #include "runtime/buffer.h"
 #include "runtime/context.h"
-#include "common/error.h"
 #include "tlrt/torchlean_abi.h"
 
 struct torchlean_cuda_buffer {
@@ -39,6 +39,11 @@ torchlean_cuda_buffer* record_of(b_lean_obj_arg object, const char* op);
 Buffer& live_buffer(b_lean_obj_arg object, const char* op);
 
 [[noreturn]] void panic(const std::string& message);
+
+// Throws not_supported naming op: "<what> are not supported yet by tlrt".
+[[noreturn]] inline void not_supported_yet(const char* op, const char* what) {
+  fail(ErrorKind::not_supported, op, std::string(what) + " are not supported yet by tlrt");
+}
 lean_obj_res io_error(ErrorKind kind, const std::string& message);
 
 // Prelude of every guarded call: initialisation and the selected device made current.

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <string>
 
+#include <lean/mimalloc.h>
+
 #include "abi/boundary.h"
 #include "runtime/counters.h"
 #include "runtime/settings.h"
@@ -179,6 +181,12 @@ lean_obj_res torchlean_libtorch_driver_version(uint32_t) {
 }
 lean_obj_res torchlean_libtorch_runtime_version(uint32_t) {
   return io_call([] { return lean_box_uint32(tlrt::runtime_version()); });
+}
+
+// Host-only: asks Lean's mimalloc heap to return free pages. Device memory is untouched.
+uint32_t torchlean_runtime_collect_allocator(uint32_t) {
+  mi_collect(false);
+  return 1;
 }
 
 }  // extern "C"

@@ -1,6 +1,6 @@
 # Test registry. A suite is registered with one call; nothing else needs to know it exists:
 #
-#   tlrt_cpu_test(NAME SOURCES ... [LINK ...] [ENV ...])
+#   tlrt_cpu_test(NAME SOURCES ... [LINK ...] [ENV ...] [ARGS ...])
 #       a GoogleTest binary NAME_test run once, label cpu (runs anywhere, CI).
 #   tlrt_gpu_test(NAME SOURCES ... [LINK ...])          (only in builds with CUDA)
 #       a binary NAME_test that needs a device, label gpu; it skips visibly without one.
@@ -28,9 +28,9 @@ function(tlrt__record_gpu name env)
 endfunction()
 
 function(tlrt_cpu_test name)
-  cmake_parse_arguments(T "" "" "SOURCES;LINK;ENV" ${ARGN})
+  cmake_parse_arguments(T "" "" "SOURCES;LINK;ENV;ARGS" ${ARGN})
   tlrt__add_binary(${name} SOURCES ${T_SOURCES} LINK ${T_LINK} GTest::gtest_main)
-  add_test(NAME ${name} COMMAND ${name}_test)
+  add_test(NAME ${name} COMMAND ${name}_test ${T_ARGS})
   set_tests_properties(${name} PROPERTIES LABELS cpu)
   if(T_ENV)
     set_tests_properties(${name} PROPERTIES ENVIRONMENT "${T_ENV}")

@@ -2,21 +2,11 @@
 
 #include <string>
 
+#include "common/error.h"
 #include "runtime/context.h"
 #include "runtime/counters.h"
-#include "common/error.h"
 
 namespace tlrt {
-
-Dtype native_dtype_from_code(uint8_t code, const char* op) {
-  if (code > 1) {
-    fail(ErrorKind::invalid_argument, op,
-         "unsupported buffer dtype code " + std::to_string(code) +
-             " (expected 0 = float32 or "
-             "1 = float64)");
-  }
-  return static_cast<Dtype>(code);
-}
 
 std::unique_ptr<Buffer> Buffer::allocate(Backend backend, Dtype dtype, uint64_t n, const char* op) {
   const uint64_t bytes = checked_mul(n, dtype_width(dtype), op);

@@ -14,7 +14,7 @@
 
 namespace tlrt {
 
-// What sits under the pool. Implementations: CUDA device memory (runtime/cuda_memory.cpp), host
+// What sits under the pool. Implementations: CUDA device memory (runtime/cuda_device.cpp), host
 // memory (runtime/host_memory.cpp), and FakeMemory in tests.
 class MemorySource {
  public:
@@ -52,8 +52,8 @@ class CachingAllocator {
   static constexpr size_t kMediumLimit = size_t{10} << 20;       // 10 MiB
   static constexpr size_t kMediumSegment = size_t{20} << 20;     // 20 MiB
   static constexpr size_t kLargeSegmentRound = size_t{2} << 20;  // 2 MiB
-  static constexpr size_t kLargeSplitRemainder = size_t{1}
-                                                 << 20;  // split large only if > 1 MiB left
+  // Split a large block only when more than 1 MiB would be left.
+  static constexpr size_t kLargeSplitRemainder = size_t{1} << 20;
 
   // caching = false is the pass-through mode: every request is its own source allocation, and a
   // free synchronises the source and returns it at once (for memory checkers; slow).

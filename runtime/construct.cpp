@@ -3,9 +3,9 @@
 #include <cstring>
 #include <type_traits>
 
+#include "common/error.h"
 #include "kernels/fill/fill.h"
 #include "kernels/random/random.h"
-#include "common/error.h"
 #include "runtime/context.h"
 #include "runtime/dispatch.h"
 

@@ -33,10 +33,13 @@ Backend read_backend() {
   return built_with_cuda() ? Backend::cuda : Backend::reference;
 }
 
+// Never destroyed, like the device allocators: a buffer may be dropped during static destruction
+// (held by a C++ static or a Lean global, or by another thread while a panic exits), and its free
+// must reach a live allocator. The cached host blocks go back to the system with the process.
 CachingAllocator& host_allocator() {
-  static HostMemory memory;
-  static CachingAllocator allocator(&memory, CachingAllocator::caching_from_environment());
-  return allocator;
+  static CachingAllocator* const allocator =
+      new CachingAllocator(new HostMemory, CachingAllocator::caching_from_environment());
+  return *allocator;
 }
 
 [[noreturn, maybe_unused]] void no_cuda(const char* op) {

@@ -1,11 +1,9 @@
-// CUDA device state: stream, allocator over cudaMalloc, pinned staging, library handles.
+// CUDA device state: stream, allocator over cudaMalloc, pinned staging, and the teardown list that
+// releases everything else kept per device at exit. Libraries are not named here: they register
+// their release with on_device_teardown (runtime/cuda_libraries.cpp).
 #include "runtime/cuda_device.h"
 
-#include <cublas_v2.h>
 #include <cuda_runtime.h>
-#if TLRT_HAVE_CUDNN
-#include <cudnn.h>
-#endif
 
 #include <algorithm>
 #include <array>
@@ -24,7 +22,6 @@ namespace {
 
 constexpr size_t kStagingChunk = size_t{16} << 20;  // per pinned staging buffer
 constexpr size_t kStagingBuffers = 2;               // double buffering
-constexpr size_t kCublasWorkspace = size_t{32} << 20;
 
 // cudaMalloc beneath the caching allocator. Frees are preceded by a stream synchronisation
 // inside the allocator's own procedure (empty_cache / out-of-memory path).
@@ -62,13 +59,10 @@ struct Device {
   std::array<void*, kStagingBuffers> staging{};
   std::array<cudaEvent_t, kStagingBuffers> staging_done{};
 
-  std::mutex handle_mutex;
-  cublasHandle_t cublas = nullptr;
-  void* cublas_workspace = nullptr;
-  cudnnContext* cudnn = nullptr;
+  std::mutex teardown_mutex;
+  std::vector<std::function<void()>> teardown;  // run last to first at exit
+  bool teardown_done = false;                   // later registrations are dropped
 };
-
-constexpr uint32_t kMaxDevices = 64;
 
 std::mutex g_devices_mutex;  // serialises initialisation and teardown
 // index -> device, published once on first use and never destroyed (buffers may outlive static
@@ -76,8 +70,15 @@ std::mutex g_devices_mutex;  // serialises initialisation and teardown
 // Every call looks its device up, so reads take no lock.
 std::atomic<Device*> g_devices[kMaxDevices];
 
-// Returns what the runtime holds beyond live buffers (staging, handles, cached blocks) before the
-// CUDA runtime's own exit teardown, which was registered earlier and so runs later.
+// Returns what the runtime holds beyond live buffers (staging, everything on the teardown lists,
+// cached blocks) while the CUDA runtime is still up. initialize() creates the primary context
+// before it registers this handler, so the CUDA runtime's own exit teardown was registered
+// earlier and, atexit handlers running in reverse, runs after this one.
+//
+// Order per device: synchronise the stream (nothing queued may still read a plan, a handle's
+// workspace or staging), free staging, run the teardown list last-registered first (plans before
+// the handles they were made with; workspaces go back to the allocator), then empty the
+// allocator's cache so its segments go back to the driver.
 void release_at_exit() {
   std::lock_guard<std::mutex> lock(g_devices_mutex);
   for (auto& slot : g_devices) {
@@ -90,18 +91,24 @@ void release_at_exit() {
       if (d->staging_done[i] != nullptr) cudaEventDestroy(d->staging_done[i]);
       d->staging[i] = nullptr;
     }
-    if (d->cublas != nullptr) cublasDestroy(d->cublas);
-    d->cublas = nullptr;
-#if TLRT_HAVE_CUDNN
-    if (d->cudnn != nullptr) cudnnDestroy(d->cudnn);
-    d->cudnn = nullptr;
-#endif
+    std::vector<std::function<void()>> items;
+    {
+      // Taken out so that an item registering another one cannot deadlock or loop.
+      std::lock_guard<std::mutex> items_lock(d->teardown_mutex);
+      items.swap(d->teardown);
+      d->teardown_done = true;
+    }
+    for (auto it = items.rbegin(); it != items.rend(); ++it) {
+      try {
+        (*it)();
+      } catch (...) {
+        // Exit: a failing device cannot be reported any more.
+      }
+    }
     try {
-      if (d->cublas_workspace != nullptr) d->allocator->free(d->cublas_workspace);
-      d->cublas_workspace = nullptr;
       d->allocator->empty_cache();
     } catch (...) {
-      // Exit: a failing device cannot be reported any more.
+      // As above: nothing can be reported at exit.
     }
   }
 }
@@ -269,50 +276,11 @@ void zero_async(uint32_t index, void* dst, size_t bytes, const char* op) {
   check(cudaMemsetAsync(dst, 0, bytes, get_device(index).stream), op, "cudaMemsetAsync");
 }
 
-cublasContext* cublas_handle(uint32_t index) {
+void on_device_teardown(uint32_t index, std::function<void()> release) {
   Device& d = get_device(index);
-  std::lock_guard<std::mutex> lock(d.handle_mutex);
-  if (d.cublas == nullptr) {
-    cublasHandle_t h = nullptr;
-    if (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS) {
-      fail(ErrorKind::library, "cublas", "cublasCreate failed");
-    }
-    void* workspace = d.allocator->allocate(kCublasWorkspace, "cublas workspace");
-    if (cublasSetStream(h, d.stream) != CUBLAS_STATUS_SUCCESS ||
-        cublasSetWorkspace(h, workspace, kCublasWorkspace) != CUBLAS_STATUS_SUCCESS ||
-        cublasSetMathMode(h, CUBLAS_PEDANTIC_MATH) != CUBLAS_STATUS_SUCCESS) {
-      cublasDestroy(h);
-      d.allocator->free(workspace);
-      fail(ErrorKind::library, "cublas", "binding the handle to the stream and workspace failed");
-    }
-    d.cublas = h;
-    d.cublas_workspace = workspace;
-  }
-  return d.cublas;
-}
-
-cudnnContext* cudnn_handle(uint32_t index) {
-#if !TLRT_HAVE_CUDNN
-  (void)index;
-  fail(ErrorKind::unavailable, "cudnn", "this build of tlrt was configured without cuDNN");
-#else
-  Device& d = get_device(index);
-  std::lock_guard<std::mutex> lock(d.handle_mutex);
-  if (d.cudnn == nullptr) {
-    cudnnHandle_t h = nullptr;
-    const cudnnStatus_t st = cudnnCreate(&h);
-    if (st != CUDNN_STATUS_SUCCESS) {
-      fail(ErrorKind::library, "cudnn",
-           std::string("cudnnCreate failed: ") + cudnnGetErrorString(st));
-    }
-    if (cudnnSetStream(h, d.stream) != CUDNN_STATUS_SUCCESS) {
-      cudnnDestroy(h);
-      fail(ErrorKind::library, "cudnn", "cudnnSetStream failed");
-    }
-    d.cudnn = h;
-  }
-  return d.cudnn;
-#endif
+  std::lock_guard<std::mutex> lock(d.teardown_mutex);
+  if (d.teardown_done) return;
+  d.teardown.push_back(std::move(release));
 }
 
 Properties properties(uint32_t index) {

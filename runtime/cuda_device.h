@@ -1,6 +1,7 @@
 // CUDA devices: per device one non-blocking stream, a caching allocator over cudaMalloc, pinned
-// staging for host transfers, and library handles created on first use and bound to the stream.
-// Only compiled when the build has CUDA (TLRT_HAVE_CUDA).
+// staging for host transfers, and a teardown list through which whatever else is kept per device
+// (library handles and plan caches, runtime/cuda_libraries.h) is released at exit without this
+// file naming it. Only compiled when the build has CUDA (TLRT_HAVE_CUDA).
 #pragma once
 
 #include <cstddef>
@@ -11,10 +12,11 @@
 #include "runtime/caching_allocator.h"
 
 struct CUstream_st;
-struct cublasContext;
-struct cudnnContext;
 
 namespace tlrt::cuda {
+
+// Device indices at or above this are refused; per-device tables are sized by it.
+constexpr uint32_t kMaxDevices = 64;
 
 // Visible CUDA devices; 0 when the driver is missing or reports an error. No context is created.
 int device_count();
@@ -61,10 +63,15 @@ void download_staged(uint32_t index, const void* device_src, size_t bytes,
 void copy_async(uint32_t index, void* dst, const void* src, size_t bytes, const char* op);
 void zero_async(uint32_t index, void* dst, size_t bytes, const char* op);
 
-// Library handles, created on first use, bound to the device's stream; cuBLAS workspace comes
-// from the caching allocator.
-cublasContext* cublas_handle(uint32_t index);
-cudnnContext* cudnn_handle(uint32_t index);
+// Adds `release` to device `index`'s teardown list (initialising the device first, which may
+// throw as initialize does). At process exit, for each device, the list runs in reverse order of
+// registration after the device's stream has been synchronised (no queued work can still use what
+// is released) and before the allocator's cache is emptied (so workspaces an item frees go back to
+// the driver). Reverse order lets something registered later depend on something registered
+// earlier, as plans depend on library handles. A throw from an item is swallowed (a failing
+// device cannot be reported at exit); an item must not initialise a device. Items registered
+// after teardown has run are never called.
+void on_device_teardown(uint32_t index, std::function<void()> release);
 
 struct Properties {
   std::string name;

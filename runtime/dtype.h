@@ -22,7 +22,8 @@ inline const char* backend_name(Backend b) {
   return b == Backend::cuda ? "cuda" : "reference";
 }
 
-// Validates a Lean Dtype code for constructors and checkpoint transfers (0 or 1 only).
+// The native dtype of a buffer dtype code (the Dtype values above) for constructors and checkpoint
+// transfers: 0 or 1; anything else throws invalid_argument naming op.
 Dtype native_dtype_from_code(uint8_t code, const char* op);
 
 }  // namespace tlrt

@@ -10,7 +10,8 @@ std::vector<std::unique_ptr<Buffer>> run_elementwise(ElementwiseOp op, const Buf
   const kernels::ElementwiseInfo& info = kernels::elementwise_info(op);
   const char* name = info.name;
   const Buffer& first = *inputs[0];
-  for (int k = 0; k < info.inputs; ++k) require_compatible(name, {&first, inputs[k]}, SameSize::yes);
+  for (int k = 0; k < info.inputs; ++k)
+    require_compatible(name, {&first, inputs[k]}, SameSize::yes);
   const uint64_t n = first.size();
   std::vector<std::unique_ptr<Buffer>> outputs;
   outputs.reserve(info.outputs);
@@ -32,7 +33,8 @@ std::vector<std::unique_ptr<Buffer>> run_elementwise(ElementwiseOp op, const Buf
   on_backend(
       first.backend(), first.dtype(), name,
       [&](auto as) {
-        pointers(as, [&](auto in, auto out, auto s) { kernels::elementwise_ref(op, in, out, s, n); });
+        pointers(as,
+                 [&](auto in, auto out, auto s) { kernels::elementwise_ref(op, in, out, s, n); });
       },
       [&](auto as, CUstream_st* stream) {
         pointers(as, [&](auto in, auto out, auto s) {

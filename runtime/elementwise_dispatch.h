@@ -12,17 +12,16 @@
 namespace tlrt {
 
 // The op identifiers of ops/elementwise_ops.def, for the layers above the runtime.
-using kernels::ElementwiseOp;
-using kernels::ElementwiseInfo;
 using kernels::elementwise_info;
 using kernels::elementwise_ops;
+using kernels::ElementwiseInfo;
+using kernels::ElementwiseOp;
 using kernels::kMaxElementwiseInputs;
 
 // inputs: elementwise_info(op).inputs buffers; scalars: elementwise_info(op).scalars host values.
 // Returns elementwise_info(op).outputs fresh buffers. Throws tlrt::Error naming the op: released
 // operands (released_buffer), size / dtype / backend mismatches (invalid_argument), out of memory.
-std::vector<std::unique_ptr<Buffer>> run_elementwise(ElementwiseOp op,
-                                                     const Buffer* const* inputs,
+std::vector<std::unique_ptr<Buffer>> run_elementwise(ElementwiseOp op, const Buffer* const* inputs,
                                                      const double* scalars);
 
 }  // namespace tlrt

@@ -1,38 +1,54 @@
 #!/usr/bin/env bash
-# The GPU loop, in one device call: configure and build for sm_90, run the gpu (and cpu) test
-# suites, run the gpu suites again under compute-sanitizer memcheck, run tlrt-parity and
-# tlrt-bench, and leave logs, JSON and a summary under $OUT (default ./gpu-out).
+# The GPU loop: configure and build for sm_90, run the gpu and cpu suites, run every registered gpu
+# binary under the compute-sanitizer tools, prove each tool can fail on a planted bug, fuzz the ABI
+# on the device, run tlrt-parity and tlrt-bench, and leave logs, JSON and a summary under $OUT
+# (default ./gpu-out).
 #
-#   OUT=/some/dir scripts/gpu-check.sh [--quick]     (--quick: skip memcheck and the bench)
+#   OUT=/some/dir scripts/gpu-check.sh [STAGE...]
+#
+# Stages, in order (default: all of them; a device call lasts at most 10 minutes, so a session
+# usually splits them over two or three calls, the build directory persisting in between):
+#   build      configure and build (always run first; incremental)
+#   test       ctest -L gpu, then ctest -L cpu
+#   memcheck racecheck initcheck synccheck
+#              that compute-sanitizer tool over every binary listed in build-gpu/gpu-binaries.txt
+#              (written by the test registry, cmake/TlrtTesting.cmake); memcheck with leak check
+#   canary     each tool on tests/sanitizer_canary.cu's planted bug: the tool must report it
+#   fuzz       tlrt-fuzz on the CUDA backend
+#   parity     tlrt-parity with the 2^31+ mode
+#   bench      tlrt-bench with the size sweep
+#   quick      test + parity without --large
 #
 # GoogleTest comes from an installed package or from .deps/googletest (a copy of Debian's
-# /usr/src/googletest carried to machines that lack it).
+# /usr/src/googletest carried to machines that lack it); cudnn-frontend from .deps/cudnn-frontend.
 set -u
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/gpu-out}
 mkdir -p "$OUT"
-QUICK=0
-[ "${1:-}" = "--quick" ] && QUICK=1
 LOG="$OUT/gpu-check.log"
 SUMMARY="$OUT/summary.txt"
-: >"$LOG"
-: >"$SUMMARY"
+touch "$LOG" "$SUMMARY"
 JOBS=$(nproc)
-BUILD=build-gpu
+BUILD=${BUILD:-build-gpu}
+STAGES=("$@")
+[ ${#STAGES[@]} -eq 0 ] &&
+  STAGES=(test memcheck racecheck initcheck synccheck canary fuzz parity bench)
+FAILED=0
 
 say() { echo "$*" | tee -a "$SUMMARY"; }
-run() {  # run NAME CMD... : output to the log, status to the summary
+run() { # run NAME CMD... : output to the log, status to the summary
   local name=$1
   shift
   echo "===== $name: $*" >>"$LOG"
   local t0=$SECONDS
   "$@" >>"$LOG" 2>&1
   local rc=$?
-  say "$(printf '%-28s rc=%-3s %4ss' "$name" "$rc" $((SECONDS - t0)))"
+  say "$(printf '%-36s rc=%-3s %4ss' "$name" "$rc" $((SECONDS - t0)))"
+  [ $rc -ne 0 ] && FAILED=1
   return $rc
 }
 
-say "gpu-check $(date -u +%Y-%m-%dT%H:%MZ) on $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1)"
+say "gpu-check $(date -u +%Y-%m-%dT%H:%MZ) on $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1): ${STAGES[*]}"
 GTEST_ARGS=()
 [ -d .deps/googletest ] && GTEST_ARGS=(-DTLRT_GTEST_SOURCE="$PWD/.deps/googletest")
 run configure cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release \
@@ -45,42 +61,96 @@ run build ninja -C "$BUILD" -j "$JOBS" || {
   exit 1
 }
 
-run ctest-gpu ctest --test-dir "$BUILD" -L gpu --output-on-failure --timeout 900
-grep -E 'tests passed|tests failed|Skipped|\*\*\*Failed|Not Run' "$LOG" | tail -6 | tee -a "$SUMMARY"
-run ctest-cpu ctest --test-dir "$BUILD" -L cpu --output-on-failure -j 4 --timeout 900
-grep -E 'tests passed|tests failed' "$LOG" | tail -1 | tee -a "$SUMMARY"
+# Sub-tests left to the plain run under every tool: death tests end in exit(1) by design, and the
+# 2^32-element cases take minutes under a checker.
+SANITIZER_FILTER='-*DeathTest*:*Past2To32*'
 
-if [ $QUICK = 0 ]; then
-  # Memcheck with the caching allocator in pass-through mode so that every buffer is its own
-  # driver allocation and out-of-bounds accesses are visible. Death tests end in exit(1) by
-  # design and are left to the plain run.
-  export TLRT_CACHING_ALLOCATOR=0
-  for t in abi_test elementwise_test reduce_test runtime_gpu_test random_gpu_test; do
-    bin=$(find "$BUILD" -name "$t" -type f -perm -u+x | head -1)
-    # The 2^32-element cases are left to the plain run: under the checker they take minutes.
-    # A cuDNN handle keeps three device allocations (25,352 bytes on the H200) after
-    # cudnnDestroy until the context ends, which the leak check reports; its test runs in the
-    # plain suite.
-    TLRT_DEVICE=cuda run "memcheck-$t" compute-sanitizer --tool memcheck --leak-check full \
-      --error-exitcode 99 "$bin" --gtest_filter='-*DeathTest*:*Past2To32*:*Cudnn*'
-    grep -E 'ERROR SUMMARY' "$LOG" | tail -1 | tee -a "$SUMMARY"
+sanitize() { # sanitize TOOL: the tool over every registered gpu binary
+  local tool=$1
+  local extra=()
+  local filter=$SANITIZER_FILTER
+  case $tool in
+  # A cuDNN handle keeps three device allocations (25,352 bytes on the H200) after cudnnDestroy
+  # until the context ends, which the leak check reports; the handle's test runs in the plain suite.
+  memcheck) extra=(--leak-check full) filter="$filter:*Cudnn*" ;;
+  racecheck) extra=(--racecheck-report all) ;;
+  initcheck) extra=(--track-unused-memory no) ;;
+  esac
+  # Pass-through allocator: every buffer is its own driver allocation, so out-of-bounds accesses
+  # and reads of never-written memory are attributed to the right buffer.
+  while read -r name bin env; do
+    [ -z "$name" ] && continue
+    env TLRT_CACHING_ALLOCATOR=0 $env timeout 900 compute-sanitizer --tool "$tool" "${extra[@]}" \
+      --error-exitcode 99 "$bin" --gtest_filter="$filter" >"$OUT/$tool-$name.log" 2>&1
+    local rc=$?
+    cat "$OUT/$tool-$name.log" >>"$LOG"
+    say "$(printf '%-36s rc=%-3s %s' "$tool $name" "$rc" \
+      "$(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/$tool-$name.log" | tail -1)")"
+    [ $rc -ne 0 ] && FAILED=1
+  done <"$BUILD/gpu-binaries.txt"
+}
+
+canary() { # every tool must report its planted bug
+  local bin="$BUILD/tests/sanitizer_canary"
+  for pair in memcheck:memcheck memcheck:leak racecheck:racecheck initcheck:initcheck \
+    synccheck:synccheck; do
+    local tool=${pair%%:*} mode=${pair##*:}
+    local extra=()
+    [ "$mode" = leak ] && extra=(--leak-check full)
+    compute-sanitizer --tool "$tool" "${extra[@]}" --error-exitcode 99 "$bin" "$mode" \
+      >"$OUT/canary-$mode.log" 2>&1
+    local rc=$?
+    cat "$OUT/canary-$mode.log" >>"$LOG"
+    local verdict="caught"
+    if [ $rc -ne 99 ]; then
+      verdict="NOT CAUGHT"
+      FAILED=1
+    fi
+    say "$(printf '%-36s rc=%-3s %s: %s' "canary $tool/$mode" "$rc" "$verdict" \
+      "$(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/canary-$mode.log" | tail -1)")"
   done
-  unset TLRT_CACHING_ALLOCATOR
-fi
+}
 
-LARGE=--large
-[ $QUICK = 1 ] && LARGE=
-run parity "$BUILD/tools/tlrt-parity" --n 16777216 $LARGE --json "$OUT/parity.json" \
-  --markdown "$OUT/parity.md"
-grep -E 'ops checked' "$LOG" | tail -1 | tee -a "$SUMMARY"
-
-if [ $QUICK = 0 ]; then
-  run bench "$BUILD/bench/tlrt-bench" --out "$OUT" --sweep
-  [ -f "$OUT/bench.md" ] && cat "$OUT/bench.md" >>"$SUMMARY"
-  # GB/s against size from the sweep in bench.json (skips itself without matplotlib).
-  [ -f "$OUT/bench.json" ] && run plot python3 bench/plot_bench.py "$OUT/bench.json" \
-    "$OUT/bench_sweep.png"
-fi
-[ -f "$OUT/parity.md" ] && cat "$OUT/parity.md" >>"$SUMMARY"
+for stage in "${STAGES[@]}"; do
+  case $stage in
+  build) ;;
+  test | quick)
+    run ctest-gpu ctest --test-dir "$BUILD" -L gpu --output-on-failure --timeout 900
+    grep -E 'tests passed|tests failed' "$LOG" | tail -1 | tee -a "$SUMMARY"
+    run ctest-cpu ctest --test-dir "$BUILD" -L cpu --output-on-failure -j 4 --timeout 900
+    grep -E 'tests passed|tests failed' "$LOG" | tail -1 | tee -a "$SUMMARY"
+    scripts/skip-report.sh "$BUILD" | tee -a "$SUMMARY"
+    if [ "$stage" = quick ]; then
+      run parity "$BUILD/tools/tlrt-parity" --n 1048576 --json "$OUT/parity.json" \
+        --markdown "$OUT/parity.md"
+    fi
+    ;;
+  memcheck | racecheck | initcheck | synccheck) sanitize "$stage" ;;
+  canary) canary ;;
+  fuzz)
+    run fuzz-cuda env TLRT_DEVICE=cuda "$BUILD/tools/fuzz/tlrt-fuzz" --backend cuda --seed 7 \
+      --calls 200000 --time-limit 300
+    grep -E '^[0-9]+ passed, [0-9]+ failed' "$LOG" | tail -1 | tee -a "$SUMMARY"
+    ;;
+  parity)
+    run parity "$BUILD/tools/tlrt-parity" --n 16777216 --large --json "$OUT/parity.json" \
+      --markdown "$OUT/parity.md"
+    grep -E 'ops checked' "$LOG" | tail -1 | tee -a "$SUMMARY"
+    [ -f "$OUT/parity.md" ] && cat "$OUT/parity.md" >>"$SUMMARY"
+    ;;
+  bench)
+    run bench "$BUILD/bench/tlrt-bench" --out "$OUT" --sweep
+    [ -f "$OUT/bench.md" ] && cat "$OUT/bench.md" >>"$SUMMARY"
+    # GB/s against size from the sweep in bench.json (skips itself without matplotlib).
+    [ -f "$OUT/bench.json" ] && run plot python3 bench/plot_bench.py "$OUT/bench.json" \
+      "$OUT/bench_sweep.png"
+    ;;
+  *)
+    say "unknown stage $stage"
+    FAILED=1
+    ;;
+  esac
+done
 echo
 cat "$SUMMARY"
+exit $FAILED

@@ -1,16 +1,37 @@
 // Runtime pieces below the ABI that need no device: the settings' environment rule and
 // interplay, dtype codes, overflow-checked sizes, and the reference backend's buffers.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstdint>
+#include <cstdlib>
+#include <memory>
 
+#include "common/error.h"
 #include "runtime/buffer.h"
 #include "runtime/context.h"
 #include "runtime/counters.h"
-#include "common/error.h"
 #include "runtime/settings.h"
 
 namespace {
+
+// Outlives main(): constructed before any function-local static of the runtime, so destroyed after
+// them, as a Lean global or a C++ static holding a buffer would be.
+struct LateBuffer {
+  std::unique_ptr<tlrt::Buffer> buffer;
+};
+LateBuffer g_late_buffer;
+
+TEST(HostAllocatorDeathTest, BufferDroppedByAStaticDestructorFreesIntoALiveAllocator) {
+  EXPECT_EXIT(
+      {
+        alarm(20);  // a free into a destroyed allocator may block on its mutex instead of crashing
+        g_late_buffer.buffer =
+            tlrt::Buffer::allocate(tlrt::Backend::reference, tlrt::Dtype::f32, 1000, "test");
+        std::exit(0);
+      },
+      ::testing::ExitedWithCode(0), "");
+}
 
 TEST(Settings, EnvironmentRuleForDeterminism) {
   EXPECT_FALSE(tlrt::deterministic_from_environment(nullptr));

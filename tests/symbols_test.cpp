@@ -1,10 +1,12 @@
 // The built libraries export exactly the spec's symbols: every newest-ABI and variant row of
-// symbols-runtime.tsv is defined by libtlrt.so and libtlrt_unavailable.so, and every exported
-// torchlean_* symbol is a row of one of the tables.
+// symbols-runtime.tsv is defined by libtlrt.so and libtlrt_unavailable.so, every exported
+// torchlean_* symbol is a row of one of the tables, both libraries export the same torchlean_* set
+// (a no-GPU TorchLean build links either), and the public header declares exactly that set.
 #include <gtest/gtest.h>
 
 #include <cstdio>
 #include <fstream>
+#include <regex>
 #include <set>
 #include <sstream>
 #include <string>
@@ -96,6 +98,47 @@ TEST(Symbols, NoExportOutsideTheSpecTables) {
       EXPECT_TRUE(spec.count(name)) << lib << " exports " << name << ", which no table lists";
     }
   }
+}
+
+std::set<std::string> torchlean_exports(const std::string& library) {
+  std::set<std::string> names;
+  for (const std::string& n : exported(library)) {
+    if (n.rfind("torchlean_", 0) == 0) names.insert(n);
+  }
+  return names;
+}
+
+std::string missing_from(const std::set<std::string>& a, const std::set<std::string>& b) {
+  std::string out;
+  for (const std::string& n : a) {
+    if (!b.count(n)) out += " " + n;
+  }
+  return out.empty() ? " (none)" : out;
+}
+
+TEST(Symbols, BothLibrariesExportTheSameSet) {
+  const auto full = torchlean_exports(TLRT_LIBRARY_PATH);
+  const auto stub = torchlean_exports(TLRT_UNAVAILABLE_PATH);
+  ASSERT_GT(full.size(), 100u) << "nm found too few exports in " << TLRT_LIBRARY_PATH;
+  EXPECT_EQ(full, stub) << "only in libtlrt:" << missing_from(full, stub)
+                        << "\nonly in libtlrt_unavailable:" << missing_from(stub, full);
+}
+
+TEST(Symbols, PublicHeaderDeclaresExactlyTheExports) {
+  std::ifstream in(TLRT_PUBLIC_HEADER);
+  ASSERT_TRUE(in) << TLRT_PUBLIC_HEADER;
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string header = text.str();
+  std::set<std::string> declared;
+  static const std::regex declaration(R"(TLRT_EXPORT[^;]*?\b(torchlean_\w+)\s*\()");
+  for (auto it = std::sregex_iterator(header.begin(), header.end(), declaration);
+       it != std::sregex_iterator(); ++it) {
+    declared.insert((*it)[1].str());
+  }
+  const auto full = torchlean_exports(TLRT_LIBRARY_PATH);
+  EXPECT_EQ(declared, full) << "exported, not declared:" << missing_from(full, declared)
+                            << "\ndeclared, not exported:" << missing_from(declared, full);
 }
 
 // The in-repository copy of the tables matches the shared contract when it is present.

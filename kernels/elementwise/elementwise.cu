@@ -13,10 +13,10 @@
 
 #include <string>
 
+#include "kernels/common/launch.cuh"
 #include "kernels/elementwise/elementwise.h"
 #include "kernels/elementwise/elementwise_device.cuh"
 #include "kernels/elementwise/elementwise_ref.h"
-#include "kernels/common/launch.cuh"
 
 namespace tlrt::kernels {
 namespace {

@@ -298,8 +298,7 @@ struct Mask : Shape<2, 1, 0> {
   }
 };
 
-// ---- host scalars
-// --------------------------------------------------------------------------------
+// ---- host scalars -------------------------------------------------------------------------------
 struct Scale : Shape<1, 1, 1> {
   template <class T>
   TLRT_DEV static void apply(const T* x, T* y, const T* s) {
@@ -327,8 +326,7 @@ struct Clamp : Shape<1, 1, 2> {
   }
 };
 
-// ---- vector-Jacobian products
-// ------------------------------------------------------------------------
+// ---- vector-Jacobian products -------------------------------------------------------------------
 struct ReluBwd : Shape<2, 1, 0> {
   template <class T>
   TLRT_DEV static void apply(const T* x, T* y, const T*) {
@@ -391,8 +389,7 @@ struct MinBwd : Shape<3, 2, 0> {
   }
 };
 
-// ---- copy and optimizer
-// --------------------------------------------------------------------------------
+// ---- copy and optimizer -------------------------------------------------------------------------
 struct MultiplyByOne : Shape<1, 1, 0> {
   template <class T>
   TLRT_DEV static void apply(const T* x, T* y, const T*) {

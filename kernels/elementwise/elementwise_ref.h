@@ -236,8 +236,7 @@ struct Mask : Shape<2, 1, 0> {
   }
 };
 
-// ---- host scalars (already rounded to T)
-// ------------------------------------------------------------
+// ---- host scalars (already rounded to T) --------------------------------------------------------
 struct Scale : Shape<1, 1, 1> {
   template <class T>
   static void apply(const T* x, T* y, const T* s) {
@@ -268,8 +267,7 @@ struct Clamp : Shape<1, 1, 2> {
   }
 };
 
-// ---- vector-Jacobian products
-// ------------------------------------------------------------------------
+// ---- vector-Jacobian products -------------------------------------------------------------------
 struct ReluBwd : Shape<2, 1, 0> {
   template <class T>
   static void apply(const T* x, T* y, const T*) {
@@ -369,8 +367,7 @@ struct MinBwd : Shape<3, 2, 0> {
   }
 };
 
-// ---- copy and optimizer
-// --------------------------------------------------------------------------------
+// ---- copy and optimizer -------------------------------------------------------------------------
 struct MultiplyByOne : Shape<1, 1, 0> {
   template <class T>
   static void apply(const T* x, T* y, const T*) {

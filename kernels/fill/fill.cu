@@ -31,8 +31,7 @@ __device__ __forceinline__ void store_group(T* p, const T* v) {
 // partial group (fewer than kLanes elements) is written element by element by the first threads of
 // the grid, so no vector store ever needs masking.
 template <class T, bool kVector>
-__global__ void __launch_bounds__(kThreads)
-    fill_kernel(T* __restrict__ out, uint64_t n, T value) {
+__global__ void __launch_bounds__(kThreads) fill_kernel(T* __restrict__ out, uint64_t n, T value) {
   constexpr int kLanes = 16 / sizeof(T);
   constexpr uint64_t kGroupsPerBlock = uint64_t{kThreads} * kGroupsPerThread;
   T v[kLanes];
@@ -53,7 +52,6 @@ __global__ void __launch_bounds__(kThreads)
   const uint64_t t = uint64_t{blockIdx.x} * kThreads + threadIdx.x;
   if (t < n - tail_begin) out[tail_begin + t] = value;
 }
-
 
 }  // namespace
 

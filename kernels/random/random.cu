@@ -10,9 +10,9 @@
 
 #include <cstdint>
 
+#include "kernels/common/launch.cuh"
 #include "kernels/random/random.h"
 #include "kernels/random/splitmix.h"
-#include "kernels/common/launch.cuh"
 
 namespace tlrt::kernels {
 namespace {
@@ -46,7 +46,6 @@ template <class T>
 __device__ __forceinline__ T uniform_from_draw(uint32_t r) {
   return Rounded<T>::mul(Rounded<T>::from_draw(r), static_cast<T>(0x1p-32));
 }
-
 
 // Generators: element value from its index. The integer streams cost about 22 instructions per
 // element, so issue rate, not HBM, is their limit; eight groups per thread (a whole block's 64 KiB

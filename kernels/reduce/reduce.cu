@@ -35,8 +35,8 @@
 #include <limits>
 #include <string>
 
-#include "kernels/reduce/reduce.h"
 #include "kernels/common/launch.cuh"
+#include "kernels/reduce/reduce.h"
 
 namespace tlrt::kernels {
 namespace {
@@ -395,7 +395,6 @@ template <class T>
 __global__ void store_scalar_kernel(T* out, T value) {
   *out = value;
 }
-
 
 template <class T>
 void launch_reduce(const T* x, uint64_t n, T* out, void* workspace, cudaStream_t stream,
