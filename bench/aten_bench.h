@@ -1,7 +1,8 @@
-// The same elementwise work through ATen, in the bench's own process, for side-by-side rows.
-// Plain C++ types only: the implementation (aten_bench.cpp) is the one translation unit that sees
-// LibTorch's headers, so a LibTorch built with another libstdc++ string ABI still links. Without
-// LibTorch (TLRT_HAVE_ATEN undefined) the inline stubs below report ATen as absent.
+// The same work through ATen, in the bench's own process, for side-by-side rows. Plain C++ types
+// only: LibTorch's headers are seen by aten_bench.cpp and the compositions bench/*_aten.cpp
+// register (the tlrt_aten_bench objects) and by nothing else, so a LibTorch built with another
+// libstdc++ string ABI still links. Without LibTorch (TLRT_HAVE_ATEN undefined) the inline stubs
+// below report ATen as absent.
 #pragma once
 
 #include <cstdint>
@@ -14,12 +15,21 @@ namespace aten {
 
 #if defined(TLRT_HAVE_ATEN) && TLRT_HAVE_ATEN
 
+// LibTorch is linked into this tlrt-bench (whether or not ATen sees a device).
+constexpr bool linked() {
+  return true;
+}
 // LibTorch is linked and ATen sees a CUDA device.
 bool available();
 // One line for the report: version, where LibTorch came from and how it was driven, or why not.
 const char* description();
-// How ATen computes `op` (the call or composition TorchLean's LibTorch backend makes); nullptr
-// when ATen has no equivalent in this bench.
+// Whether a bench/*_aten.cpp registered `op`, as a composition or as having no ATen equivalent.
+// Needs no device.
+bool is_registered(const char* op);
+// Names registered more than once, comma-separated; empty when none. Needs no device.
+const char* duplicate_registrations();
+// How ATen computes `op` (the call or composition TorchLean's LibTorch backend makes); "none
+// (why)" for an op registered as having no ATen equivalent; nullptr when `op` is not registered.
 const char* composition(const char* op);
 
 // Median device time in microseconds of ATen's equivalent of elementwise `op` on n elements of
@@ -40,6 +50,9 @@ void release_cache();
 
 #else
 
+constexpr bool linked() {
+  return false;
+}
 inline bool available() {
   return false;
 }
@@ -49,6 +62,12 @@ inline const char* description() {
 #else
   return "ATen: not found (tlrt-bench built without LibTorch)";
 #endif
+}
+inline bool is_registered(const char*) {
+  return false;
+}
+inline const char* duplicate_registrations() {
+  return "";
 }
 inline const char* composition(const char*) {
   return nullptr;

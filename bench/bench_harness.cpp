@@ -129,6 +129,10 @@ void Harness::add_goal(Goal goal) {
   goals_.push_back(goal);
 }
 
+void Harness::add_plan_cache_activity(PlanCacheActivity activity) {
+  plan_caches_.push_back(activity);
+}
+
 namespace {
 
 // printf of one number, or an empty string where the figure was not measured.
@@ -224,6 +228,18 @@ void Harness::print() const {
     std::printf("%-52s %-28s %-44s %s\n", g.name.c_str(), g.target.c_str(), g.measured.c_str(),
                 g.met ? "met" : "NOT MET");
   }
+  if (!plan_caches_.empty()) {
+    std::printf("\nplan caches, change during each group\n%-12s %9s %9s %9s %9s %9s %9s %10s\n",
+                "group", "hits", "misses", "creates", "evictions", "destroyed", "live",
+                "live after");
+  }
+  for (const PlanCacheActivity& p : plan_caches_) {
+    std::printf("%-12s %+9lld %+9lld %+9lld %+9lld %+9lld %+9lld %10llu\n", p.group.c_str(),
+                static_cast<long long>(p.hits), static_cast<long long>(p.misses),
+                static_cast<long long>(p.creates), static_cast<long long>(p.evictions),
+                static_cast<long long>(p.destroyed), static_cast<long long>(p.live),
+                static_cast<unsigned long long>(p.live_after));
+  }
   if (!aten_.empty()) std::printf("\n%s\n", aten_.c_str());
 }
 
@@ -303,6 +319,17 @@ void Harness::write(const std::string& out_dir, const std::string& device_name) 
       std::fprintf(f, "%s\n{\"name\":%s,\"target\":%s,\"measured\":%s,\"met\":%s}", i ? "," : "",
                    json_string(g.name).c_str(), json_string(g.target).c_str(),
                    json_string(g.measured).c_str(), g.met ? "true" : "false");
+    }
+    std::fprintf(f, "],\n\"plan_cache\":[");
+    for (size_t i = 0; i < plan_caches_.size(); ++i) {
+      const PlanCacheActivity& p = plan_caches_[i];
+      std::fprintf(f,
+                   "%s\n{\"group\":%s,\"hits\":%lld,\"misses\":%lld,\"creates\":%lld,"
+                   "\"evictions\":%lld,\"destroyed\":%lld,\"live\":%lld,\"live_after\":%llu}",
+                   i ? "," : "", json_string(p.group).c_str(), static_cast<long long>(p.hits),
+                   static_cast<long long>(p.misses), static_cast<long long>(p.creates),
+                   static_cast<long long>(p.evictions), static_cast<long long>(p.destroyed),
+                   static_cast<long long>(p.live), static_cast<unsigned long long>(p.live_after));
     }
     std::fprintf(f, "]}\n");
     std::fclose(f);

@@ -1,6 +1,7 @@
 // Measurement helpers for tlrt-bench: CUDA-event timing of device work (median over repeats after
 // warm-up, L2 flushed before each sample), host wall-clock timing, and the result tables (rows, a
-// size sweep, goals) written as markdown and JSON.
+// size sweep, goals) written as markdown and JSON, with the plan caches' activity per group
+// printed and in the JSON.
 #pragma once
 
 #include <cstdint>
@@ -50,6 +51,20 @@ struct Goal {
   bool met = false;
 };
 
+// What the library plan caches did while one group ran: each counter's change from the group's
+// start to its end (runtime/plan_cache.h). Creates equal to the distinct plans a group needs, hits
+// for every other call and no evictions mean that no plan was made on a timed path.
+struct PlanCacheActivity {
+  std::string group;
+  int64_t hits = 0;
+  int64_t misses = 0;
+  int64_t creates = 0;
+  int64_t evictions = 0;
+  int64_t destroyed = 0;
+  int64_t live = 0;  // change in plans alive (cached or waiting for their fence)
+  uint64_t live_after = 0;
+};
+
 class Harness {
  public:
   explicit Harness(CUstream_st* stream);
@@ -72,6 +87,7 @@ class Harness {
   void add(Row row);
   void add_sweep(SweepPoint point);
   void add_goal(Goal goal);
+  void add_plan_cache_activity(PlanCacheActivity activity);
   // One line on what the ATen columns compare against ("ATen: not found ..." when absent).
   void set_aten(const std::string& description) { aten_ = description; }
   double copy_gbps() const { return copy_gbps_; }
@@ -87,6 +103,7 @@ class Harness {
   std::vector<Row> rows_;
   std::vector<SweepPoint> sweep_;
   std::vector<Goal> goals_;
+  std::vector<PlanCacheActivity> plan_caches_;
 };
 
 }  // namespace bench

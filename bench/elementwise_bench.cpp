@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "aten_bench.h"
+#include "bench_group.h"
 #include "bench_harness.h"
 #include "kernels/elementwise/elementwise.h"
 #include "kernels/random/random.h"
@@ -44,6 +45,9 @@ constexpr int kHostBatches = 15;
 // GPU.md anchor for the ATen composition of scaled_prod_exp at 2^26 float32, used when ATen is
 // not in the process.
 constexpr double kAtenScaledProdExpAnchorUs = 458.0;
+// Every row is compared with the ATen composition registered under its op's name
+// (bench/elementwise_aten.cpp); the optimizer rows also with PyTorch's fused Adam, under this name.
+constexpr const char* kAtenFusedAdam = "adam_step_fused";
 
 const char* dtype_name(int dtype) {
   return dtype == 0 ? "float32" : "float64";
@@ -214,13 +218,13 @@ void device_rows(Harness& h, std::vector<DeviceResult>& results) {
         const std::vector<double> s = scalars_for(info);
         const void* raw_in[kMaxElementwiseInputs] = {pool.input(0), pool.input(1), pool.input(2),
                                                      pool.input(3)};
-        const double fused = aten::median_us(h, "adam_step_fused", dtype, raw_in, info.inputs,
+        const double fused = aten::median_us(h, kAtenFusedAdam, dtype, raw_in, info.inputs,
                                              s.data(), kMainSize, kRepeats);
         if (fused > 0) {
           Row f = r;
           f.name = std::string(info.name) + " " + dtype_name(dtype) + " vs fused";
           f.aten_us = fused;
-          f.note = std::string("ATen: ") + aten::composition("adam_step_fused");
+          f.note = std::string("ATen: ") + aten::composition(kAtenFusedAdam);
           h.add(f);
         }
       }
@@ -449,19 +453,38 @@ void goals(Harness& h, const std::vector<DeviceResult>& device,
   }
 }
 
-}  // namespace
-
-void elementwise_benchmarks(Harness& h, bool sweep) {
+void elementwise_benchmarks(Harness& h, const BenchOptions& options) {
   std::printf("elementwise: %s\n", aten::description());
   std::fflush(stdout);
   h.set_aten(aten::description());
   std::vector<DeviceResult> device;
   std::vector<HostResult> host;
   device_rows(h, device);
-  if (sweep) sweep_rows(h);
+  if (options.sweep) sweep_rows(h);
   host_rows(h, host);
   aten::release_cache();
   goals(h, device, host);
 }
 
+std::vector<std::string> elementwise_aten_compositions() {
+  std::vector<std::string> names;
+  bool has_adam = false;
+  for (ElementwiseOp op : all_ops()) {
+    const ElementwiseInfo& info = tlrt::kernels::elementwise_info(op);
+    names.push_back(info.name);
+    has_adam = has_adam || info.signature == ElementwiseSignature::adam;
+  }
+  if (has_adam) names.push_back(kAtenFusedAdam);
+  return names;
+}
+
+// Rank 70: last, after the launch floor its host rows are read against.
+const GroupRegistration kElementwiseGroup({"elementwise",
+                                           "every op of ops/elementwise_ops.def at 2^26 (float32, "
+                                           "float64), host time via the ABI, goals; --sweep: sizes "
+                                           "2^10..2^28",
+                                           70, elementwise_benchmarks, "launch",
+                                           elementwise_aten_compositions});
+
+}  // namespace
 }  // namespace bench

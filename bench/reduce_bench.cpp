@@ -5,14 +5,19 @@
 #include <algorithm>
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include "aten_bench.h"
+#include "bench_group.h"
 #include "bench_harness.h"
 #include "kernels/random/random.h"
 #include "kernels/reduce/reduce.h"
 
 namespace bench {
 namespace {
+
+// The ATen work every row is compared with, registered by bench/reduce_aten.cpp.
+constexpr const char* kAtenSum = "reduce_sum";
 
 template <class T>
 void add_reduce_row(Harness& h, const char* dtype, uint64_t n, void* input, void* workspace,
@@ -30,13 +35,11 @@ void add_reduce_row(Harness& h, const char* dtype, uint64_t n, void* input, void
   // ATen's sum of the same data in the same run (its own copy of the input).
   const void* inputs[1] = {input};
   r.aten_us = std::max(
-      0.0, aten::median_us(h, "reduce_sum", sizeof(T) == 4 ? 0 : 1, inputs, 1, nullptr, n, 20));
+      0.0, aten::median_us(h, kAtenSum, sizeof(T) == 4 ? 0 : 1, inputs, 1, nullptr, n, 20));
   h.add(r);
 }
 
-}  // namespace
-
-void reduce_benchmarks(Harness& h) {
+void reduce_benchmarks(Harness& h, const BenchOptions&) {
   const uint64_t largest = uint64_t{1} << 28;  // float32: 1 GiB, room for the float64 row too
   void* input = nullptr;
   void* out = nullptr;
@@ -70,4 +73,12 @@ void reduce_benchmarks(Harness& h) {
   cudaFree(input);
 }
 
+// Rank 50: after the runtime groups, before the launch floor and elementwise.
+const GroupRegistration kReduceGroup({"reduce",
+                                      "reduce_sum float32 1 Mi..256 Mi and float64 64 Mi, bytes "
+                                      "read, next to ATen's sum",
+                                      50, reduce_benchmarks, "",
+                                      []() -> std::vector<std::string> { return {kAtenSum}; }});
+
+}  // namespace
 }  // namespace bench

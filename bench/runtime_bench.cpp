@@ -1,5 +1,6 @@
 // Runtime benchmarks: the caching allocator's hot path and steady state, the seeded random
-// constructors, and host transfers through the ABI.
+// constructors, host transfers through the ABI and the host cost of one call through it. Four
+// groups: allocator, random, transfer, abi.
 #include <cuda_runtime.h>
 #include <lean/lean.h>
 
@@ -10,14 +11,16 @@
 #include <random>
 #include <vector>
 
+#include "bench_group.h"
 #include "bench_harness.h"
 #include "kernels/random/random.h"
 #include "runtime/context.h"
 #include "tlrt/torchlean_abi.h"
 
 namespace bench {
+namespace {
 
-void allocator_benchmarks(Harness& h) {
+void allocator_benchmarks(Harness& h, const BenchOptions&) {
   tlrt::CachingAllocator& a = tlrt::allocator(tlrt::Backend::cuda);
   for (size_t size :
        {size_t{512}, size_t{64} << 10, size_t{1} << 20, size_t{16} << 20, size_t{64} << 20}) {
@@ -73,7 +76,7 @@ void allocator_benchmarks(Harness& h) {
   h.add(r);
 }
 
-void random_benchmarks(Harness& h) {
+void random_benchmarks(Harness& h, const BenchOptions&) {
   const uint64_t n = uint64_t{64} << 20;
   void* out = nullptr;
   if (cudaMalloc(&out, n * 8) != cudaSuccess) {
@@ -112,7 +115,7 @@ void random_benchmarks(Harness& h) {
   cudaFree(out);
 }
 
-void transfer_benchmarks(Harness& h) {
+void transfer_benchmarks(Harness& h, const BenchOptions&) {
   const uint64_t n = uint64_t{64} << 20;
   lean_object* host = lean_mk_empty_float_array(lean_box(n));
   lean_sarray_set_size(host, n);
@@ -177,7 +180,7 @@ void transfer_benchmarks(Harness& h) {
   }
 }
 
-void abi_overhead_benchmarks(Harness& h) {
+void abi_overhead_benchmarks(Harness& h, const BenchOptions&) {
   constexpr int kCalls = 2000;
   const double async_us = Harness::host_median_us(
                               [&] {
@@ -206,4 +209,22 @@ void abi_overhead_benchmarks(Harness& h) {
   h.add(r);
 }
 
+// Ranks 10..40: the runtime groups run first.
+const GroupRegistration kAllocatorGroup({"allocator",
+                                         "caching allocator: cached alloc + free pairs, driver "
+                                         "calls on a replayed allocation trace",
+                                         10, allocator_benchmarks});
+const GroupRegistration kRandomGroup({"random",
+                                      "seeded random constructors, 64 Mi elements, bytes written",
+                                      20, random_benchmarks});
+const GroupRegistration kTransferGroup({"transfer",
+                                        "host transfers through the ABI (of_float_array, "
+                                        "to_float_array) and the bus for scale",
+                                        30, transfer_benchmarks});
+const GroupRegistration kAbiGroup({"abi",
+                                   "host time of rand_uniform through the ABI, asynchronous and "
+                                   "with a synchronize",
+                                   40, abi_overhead_benchmarks, "launch"});
+
+}  // namespace
 }  // namespace bench

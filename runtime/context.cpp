@@ -156,15 +156,7 @@ DeviceProperties device_properties(uint32_t index) {
     return p;
   }
 #if TLRT_HAVE_CUDA
-  const cuda::Properties c = cuda::properties(index);
-  p.name = c.name;
-  p.capability = c.capability;
-  p.sm_count = c.sm_count;
-  p.clock_khz = c.clock_khz;
-  p.mem_clock_khz = c.mem_clock_khz;
-  p.mem_bus_width = c.mem_bus_width;
-  p.total_bytes = c.total_bytes;
-  return p;
+  return cuda::properties(index);
 #else
   no_cuda("device_info");
 #endif

@@ -283,7 +283,7 @@ void on_device_teardown(uint32_t index, std::function<void()> release) {
   d.teardown.push_back(std::move(release));
 }
 
-Properties properties(uint32_t index) {
+DeviceProperties properties(uint32_t index) {
   const int count = device_count();
   if (static_cast<int64_t>(index) >= count) {
     fail(ErrorKind::invalid_argument, "device_info",
@@ -291,7 +291,7 @@ Properties properties(uint32_t index) {
              " visible CUDA devices");
   }
   const int dev = static_cast<int>(index);
-  Properties p;
+  DeviceProperties p;
   char name[256] = {0};
   cudaDeviceProp prop{};
   check(cudaGetDeviceProperties(&prop, dev), "device_info", "cudaGetDeviceProperties");

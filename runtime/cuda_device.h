@@ -10,6 +10,7 @@
 #include <string>
 
 #include "runtime/caching_allocator.h"
+#include "runtime/context.h"
 
 struct CUstream_st;
 
@@ -73,16 +74,8 @@ void zero_async(uint32_t index, void* dst, size_t bytes, const char* op);
 // after teardown has run are never called.
 void on_device_teardown(uint32_t index, std::function<void()> release);
 
-struct Properties {
-  std::string name;
-  uint32_t capability = 0;  // major * 10 + minor
-  uint32_t sm_count = 0;
-  uint32_t clock_khz = 0;
-  uint32_t mem_clock_khz = 0;
-  uint32_t mem_bus_width = 0;
-  uint64_t total_bytes = 0;
-};
-Properties properties(uint32_t index);
+// The device-information rows of SPEC-runtime 4 for CUDA device `index` (no initialisation).
+DeviceProperties properties(uint32_t index);
 uint32_t driver_version();
 uint32_t runtime_version();
 

@@ -17,6 +17,9 @@
 #   fuzz       tlrt-fuzz on the CUDA backend
 #   parity     tlrt-parity with the 2^31+ mode
 #   bench      tlrt-bench with the size sweep
+#   baseline   tlrt-bench (no sweep) of another tree, for figures side by side in one session:
+#              BASELINE=DIR (default .baseline, e.g. `git archive REF | tar -x -C .baseline`),
+#              built in build-baseline, results in $OUT/baseline-bench.{md,json}
 #   quick      test + parity without --large
 #
 # GoogleTest comes from an installed package or from .deps/googletest (a copy of Debian's
@@ -144,6 +147,23 @@ for stage in "${STAGES[@]}"; do
     # GB/s against size from the sweep in bench.json (skips itself without matplotlib).
     [ -f "$OUT/bench.json" ] && run plot python3 bench/plot_bench.py "$OUT/bench.json" \
       "$OUT/bench_sweep.png"
+    ;;
+  baseline)
+    BASE=${BASELINE:-.baseline}
+    if [ ! -f "$BASE/CMakeLists.txt" ]; then
+      say "baseline: no tree in $BASE"
+      FAILED=1
+      continue
+    fi
+    run baseline-configure cmake -S "$BASE" -B build-baseline -G Ninja -DCMAKE_BUILD_TYPE=Release \
+      -DCMAKE_CUDA_ARCHITECTURES=90 -DTLRT_ENABLE_CUDA=ON -DTLRT_BUILD_TESTS=OFF \
+      "${GTEST_ARGS[@]}" &&
+      run baseline-build ninja -C build-baseline -j "$JOBS" tlrt-bench &&
+      mkdir -p "$OUT/baseline" &&
+      run baseline-bench build-baseline/bench/tlrt-bench --out "$OUT/baseline" &&
+      mv "$OUT/baseline/bench.md" "$OUT/baseline-bench.md" &&
+      mv "$OUT/baseline/bench.json" "$OUT/baseline-bench.json"
+    rmdir "$OUT/baseline" 2>/dev/null
     ;;
   *)
     say "unknown stage $stage"
