@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Builds tlrt and runs every test. Tests labelled gpu skip visibly when no CUDA device is visible.
-#   scripts/run-tests.sh [BUILD_DIR]
+# Builds tlrt and runs every test: the ctest suites (tests labelled gpu skip visibly when no CUDA
+# device is visible; every skipped sub-test is listed with its reason), then the ABI fuzzer on the
+# reference backend under AddressSanitizer and UndefinedBehaviorSanitizer in a build of its own.
+#   scripts/run-tests.sh [BUILD_DIR]          TLRT_SKIP_FUZZ=1 leaves the fuzzer out
 set -eu
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
@@ -8,4 +10,10 @@ BUILD=${1:-build}
 export PATH="$PATH:/usr/local/cuda/bin"
 cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release
 cmake --build "$BUILD" -j "$(nproc)"
-ctest --test-dir "$BUILD" --output-on-failure -j "$(nproc)" --timeout 1500
+rc=0
+ctest --test-dir "$BUILD" --output-on-failure -j "$(nproc)" --timeout 1500 || rc=$?
+scripts/skip-report.sh "$BUILD"
+[ $rc -ne 0 ] && exit $rc
+if [ "${TLRT_SKIP_FUZZ:-0}" != 1 ]; then
+  scripts/fuzz-sanitized.sh "$BUILD-asan"
+fi

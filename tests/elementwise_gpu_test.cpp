@@ -21,7 +21,9 @@
 #include "runtime/context.h"
 #include "runtime/elementwise_dispatch.h"
 #include "runtime/transfer.h"
-#include "tools/parity_cases.h"
+#include "tools/parity/case_key.h"
+#include "tools/parity/elementwise_inputs.h"
+#include "tools/parity/ulp.h"
 
 #if TLRT_HAVE_CUDA
 #include "runtime/cuda_device.h"
@@ -44,11 +46,6 @@ constexpr int kRepeats = 10;
 template <class T>
 constexpr Dtype dtype_of() {
   return sizeof(T) == 4 ? Dtype::f32 : Dtype::f64;
-}
-
-template <class T>
-bool same_bits(T a, T b) {
-  return std::memcmp(&a, &b, sizeof(T)) == 0 || (std::isnan(a) && std::isnan(b));
 }
 
 template <class T>

@@ -1,4 +1,4 @@
-#include "tools/parity_cases.h"
+#include "tools/parity/elementwise_inputs.h"
 
 #include <cmath>
 #include <cstring>
@@ -255,36 +255,6 @@ uint64_t special_count(bool f32) {
 }  // namespace
 
 template <class T>
-double ulp_distance(T a, T b) {
-  if (std::isnan(a) && std::isnan(b)) return 0;
-  if (std::isnan(a) || std::isnan(b)) return INFINITY;
-  __int128 oa, ob;
-  if constexpr (sizeof(T) == 4) {
-    int32_t x, y;
-    std::memcpy(&x, &a, 4);
-    std::memcpy(&y, &b, 4);
-    oa = x < 0 ? __int128{INT32_MIN} - x : x;
-    ob = y < 0 ? __int128{INT32_MIN} - y : y;
-  } else {
-    int64_t x, y;
-    std::memcpy(&x, &a, 8);
-    std::memcpy(&y, &b, 8);
-    oa = x < 0 ? __int128{INT64_MIN} - x : x;
-    ob = y < 0 ? __int128{INT64_MIN} - y : y;
-  }
-  const __int128 d = oa > ob ? oa - ob : ob - oa;
-  return static_cast<double>(d);
-}
-
-template <class T>
-double ulp_at(double x) {
-  using L = std::numeric_limits<T>;
-  int e = 0;
-  std::frexp(std::fabs(x), &e);
-  return std::ldexp(1.0, std::max(e - 1, L::min_exponent - 1) - (L::digits - 1));
-}
-
-template <class T>
 std::vector<T> special_values() {
   using L = std::numeric_limits<T>;
   const T one = 1, zero = 0, inf = L::infinity();
@@ -510,18 +480,6 @@ void oracle(ElementwiseOp op, const T* in, const T* scalars, T* out) {
   }
 }
 
-uint64_t case_key(uint64_t seed, const char* op_name, bool f32) {
-  uint64_t h = 0xCBF29CE484222325ull;  // FNV-1a
-  for (const char* p = op_name; *p != '\0'; ++p) {
-    h = (h ^ static_cast<unsigned char>(*p)) * 0x100000001B3ull;
-  }
-  return splitmix64_finalize(seed ^ splitmix64_finalize(h + (f32 ? 0 : 1)));
-}
-
-template double ulp_distance<float>(float, float);
-template double ulp_distance<double>(double, double);
-template double ulp_at<float>(double);
-template double ulp_at<double>(double);
 template std::vector<float> special_values<float>();
 template std::vector<double> special_values<double>();
 template void fill_inputs<float>(ElementwiseOp, uint64_t, const double*, float* const*, uint64_t,

@@ -1,8 +1,10 @@
-// Inputs, host scalars and an independent oracle for the elementwise parity cases of tlrt-parity.
-// Everything is derived from the op list (elementwise_ops.def): an op that gains a row is covered
-// with the default distribution and the scalar sets of its signature; the per-op choices below
-// only sharpen the inputs where an op has edges of its own (exp overflow, log of negatives, ties
-// of max/min, integers for floor, cancellation for axpy).
+// Inputs, host scalars and an independent oracle for the elementwise parity cases: used by
+// tlrt-parity (tools/parity/elementwise_cases.cpp) and the GPU parity test
+// (tests/elementwise_gpu_test.cpp), which link them as the tlrt_parity_cases library.
+// Everything is derived from the op list (ops/elementwise_ops.def): an op that gains a row is
+// covered with the default distribution and the scalar sets of its signature; the per-op choices
+// below only sharpen the inputs where an op has edges of its own (exp overflow, log of negatives,
+// ties of max/min, integers for floor, cancellation for axpy).
 #pragma once
 
 #include <cstdint>
@@ -13,16 +15,6 @@
 namespace tlrt::parity {
 
 using kernels::ElementwiseOp;
-
-// Distance between a and b in units in the last place of T, counted on the ordered integer line
-// (so +0 and -0 are one step apart and inf is one step past the largest finite). NaN against NaN
-// is 0, NaN against a number is infinite.
-template <class T>
-double ulp_distance(T a, T b);
-
-// One unit in the last place of T at magnitude |x| (subnormal spacing below the normal range).
-template <class T>
-double ulp_at(double x);
 
 // The special values of T placed at the start of every input: NaNs of both signs, signed zeros
 // and infinities, subnormal and normal extremes, integers, halves and their neighbours (floor and
@@ -58,8 +50,5 @@ const char* oracle_format();  // e.g. "binary128"
 // rounded to T. Only for ops with has_oracle().
 template <class T>
 void oracle(ElementwiseOp op, const T* in, const T* scalars, T* out);
-
-// A stable 64-bit key for (seed, op, dtype), so one op can be replayed alone with --only.
-uint64_t case_key(uint64_t seed, const char* op_name, bool f32);
 
 }  // namespace tlrt::parity

@@ -1,0 +1,203 @@
+// The parity case machinery shared by every family: rows and their statistics, host arrays and
+// their transfers, the default comparison and evaluation, and the family registry.
+#include "tools/parity/parity_case.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <exception>
+#include <sstream>
+#include <thread>
+
+#include "runtime/transfer.h"
+#include "tools/parity/ulp.h"
+
+namespace tlrt::parity {
+
+std::string Bound::text() const {
+  switch (kind) {
+    case Kind::bit_exact:
+      return "bit-exact";
+    case Kind::ulp: {
+      std::ostringstream s;
+      s << "<= " << limit << " ULP";
+      return s.str();
+    }
+    case Kind::relative:
+      break;
+  }
+  if (!label.empty()) return label;
+  char s[48];
+  std::snprintf(s, sizeof s, "rel <= %.3g", limit);
+  return s;
+}
+
+void Stats::record(const Deviation& d, const std::function<std::string()>& describe) {
+  ++elements;
+  ++mismatching;
+  if (!d.within) ++outside;
+  if (d.ulps > max_ulp || worst.empty()) worst = describe();
+  max_ulp = std::fmax(max_ulp, d.ulps);
+  max_rel = std::fmax(max_rel, d.rel);  // fmax ignores a NaN rel
+}
+
+void Stats::merge(const Stats& o) {
+  elements += o.elements;
+  mismatching += o.mismatching;
+  outside += o.outside;
+  if (o.max_ulp > max_ulp || (worst.empty() && !o.worst.empty())) worst = o.worst;
+  max_ulp = std::fmax(max_ulp, o.max_ulp);
+  max_rel = std::fmax(max_rel, o.max_rel);
+}
+
+Row& RowTable::row(const std::string& label, Dtype dtype, const std::string& against,
+                   const Bound& bound) {
+  for (Row& r : rows_) {
+    if (r.label == label && r.dtype == dtype && r.against == against) return r;
+  }
+  rows_.emplace_back(label, dtype, against, bound);
+  return rows_.back();
+}
+
+HostArray::HostArray(Dtype dtype, uint64_t n)
+    : dtype_(dtype), size_(n), words_((n * dtype_width(dtype) + 7) / 8) {}
+
+std::unique_ptr<Buffer> upload(Backend backend, const HostArray& values, uint64_t offset,
+                               uint64_t n) {
+  const uint8_t* first = values.bytes() + offset * dtype_width(values.dtype());
+  return upload_words(backend, values.dtype(), first, n, values.dtype(), "parity");
+}
+
+HostArray download(const Buffer& buffer) {
+  HostArray values(buffer.dtype(), buffer.size());
+  if (buffer.size() > 0) download_words(buffer, values.bytes(), buffer.dtype(), "parity");
+  return values;
+}
+
+double ulps_between(double a, double b, Dtype dtype) {
+  return dtype == Dtype::f32 ? ulp_distance<float>(static_cast<float>(a), static_cast<float>(b))
+                             : ulp_distance<double>(a, b);
+}
+
+double ulp_of(Dtype dtype, double x) {
+  return dtype == Dtype::f32 ? ulp_at<float>(x) : ulp_at<double>(x);
+}
+
+bool same_bits(double a, double b) {
+  return parity::same_bits<double>(a, b);
+}
+
+std::string number(double v, Dtype dtype) {
+  char s[48];
+  std::snprintf(s, sizeof s, dtype == Dtype::f32 ? "%.9g" : "%.17g", v);
+  return s;
+}
+
+int worker_count() {
+  return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
+
+void parallel_chunks(uint64_t n, uint64_t chunk,
+                     const std::function<void(uint64_t, uint64_t, int)>& body,
+                     const std::function<void(uint64_t)>& finished) {
+  const int workers = worker_count();
+  const uint64_t chunks = (n + chunk - 1) / chunk;
+  std::atomic<uint64_t> next{0}, done{0};
+  auto work = [&](int w) {
+    for (uint64_t c; (c = next++) < chunks;) {
+      body(c * chunk, std::min(n, (c + 1) * chunk), w);
+      ++done;
+      if (w == 0 && finished) finished(done.load());
+    }
+  };
+  std::vector<std::thread> threads;
+  for (int w = 1; w < workers; ++w) threads.emplace_back(work, w);
+  work(0);
+  for (std::thread& t : threads) t.join();
+  if (finished) finished(chunks);
+}
+
+Deviation ComparedCase::measure(size_t, uint64_t, double got, double want,
+                                const Bound& bound) const {
+  Deviation d;
+  d.ulps = ulps_between(got, want, dtype());
+  if (std::isfinite(got) && std::isfinite(want) && want != 0) {
+    d.rel = std::fabs(got - want) / std::fabs(want);
+  }
+  switch (bound.kind) {
+    case Bound::Kind::bit_exact:
+      d.within = false;
+      break;
+    case Bound::Kind::ulp:
+      d.within = d.ulps <= bound.limit;
+      break;
+    case Bound::Kind::relative:
+      d.within = d.rel <= bound.limit;
+      break;
+  }
+  return d;
+}
+
+std::string ComparedCase::describe(size_t output, uint64_t i, double got, double want) const {
+  return "output " + std::to_string(output) + " element " + std::to_string(i) + ": " +
+         number(got, dtype()) + ", expected " + number(want, dtype());
+}
+
+void ComparedCase::check_oracle(const HostArrays&, Stats&) const {}
+
+void ComparedCase::compare(const HostArrays& got, const HostArrays& want, const Bound& bound,
+                           Stats& stats) const {
+  for (size_t o = 0; o < std::min(got.size(), want.size()); ++o) {
+    const uint64_t n = std::min(got[o].size(), want[o].size());
+    for (uint64_t i = 0; i < n; ++i) {
+      const double g = got[o].at(i), w = want[o].at(i);
+      if (same_bits(g, w)) {
+        stats.record_equal();
+        continue;
+      }
+      stats.record(measure(o, i, g, w, bound), [&] { return describe(o, i, g, w); });
+    }
+  }
+}
+
+void ComparedCase::evaluate(const RunContext& ctx, RowTable& rows) {
+  Row* vs_reference =
+      compares_with_reference(ctx) ? &rows.row(label(), dtype(), "reference", bound()) : nullptr;
+  Row* vs_oracle = ctx.with_oracle && !oracle_name().empty()
+                       ? &rows.row(label(), dtype(), oracle_label(), oracle_bound())
+                       : nullptr;
+  Row* first = vs_reference != nullptr ? vs_reference : vs_oracle;
+  if (first == nullptr) return;
+  try {
+    make_inputs(ctx.options.seed);
+    const HostArrays want = run(Backend::reference);
+    if (vs_reference != nullptr) {
+      compare(run(ctx.subject), want, vs_reference->bound, vs_reference->stats);
+    }
+    if (vs_oracle != nullptr) check_oracle(want, vs_oracle->stats);
+  } catch (const std::exception& e) {
+    if (first->error.empty()) first->error = (shape().empty() ? "" : shape() + ": ") + e.what();
+  }
+}
+
+namespace {
+
+std::vector<ParityFamily>& registry() {
+  static std::vector<ParityFamily> families;
+  return families;
+}
+
+}  // namespace
+
+FamilyRegistration::FamilyRegistration(const char* name, CaseMaker make_cases) {
+  registry().push_back({name, make_cases});
+}
+
+std::vector<ParityFamily> parity_families() {
+  std::vector<ParityFamily> families = registry();
+  std::sort(families.begin(), families.end(),
+            [](const ParityFamily& a, const ParityFamily& b) { return a.name < b.name; });
+  return families;
+}
+
+}  // namespace tlrt::parity
