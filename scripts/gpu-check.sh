@@ -16,7 +16,7 @@
 #   canary     each tool on tests/sanitizer_canary.cu's planted bug: the tool must report it
 #   fuzz       tlrt-fuzz on the CUDA backend
 #   parity     tlrt-parity with the 2^31+ mode
-#   bench      tlrt-bench with the size sweep
+#   bench      tlrt-bench with the size sweep (BENCH_SWEEP= leaves it out)
 #   baseline   tlrt-bench (no sweep) of another tree, for figures side by side in one session:
 #              BASELINE=DIR (default .baseline, e.g. `git archive REF | tar -x -C .baseline`),
 #              built in build-baseline, results in $OUT/baseline-bench.{md,json}
@@ -68,40 +68,44 @@ run build ninja -C "$BUILD" -j "$JOBS" || {
 # 2^32-element cases take minutes under a checker.
 SANITIZER_FILTER='-*DeathTest*:*Past2To32*'
 
+tool_flags() { # the flags every run of a tool uses, canaries included
+  case $1 in
+  memcheck) echo "--leak-check full" ;;
+  racecheck) echo "--racecheck-report all" ;;
+  esac
+}
+
 sanitize() { # sanitize TOOL: the tool over every registered gpu binary
   local tool=$1
-  local extra=()
   local filter=$SANITIZER_FILTER
-  case $tool in
   # A cuDNN handle keeps three device allocations (25,352 bytes on the H200) after cudnnDestroy
   # until the context ends, which the leak check reports; the handle's test runs in the plain suite.
-  memcheck) extra=(--leak-check full) filter="$filter:*Cudnn*" ;;
-  racecheck) extra=(--racecheck-report all) ;;
-  initcheck) extra=(--track-unused-memory no) ;;
-  esac
+  [ "$tool" = memcheck ] && filter="$filter:*Cudnn*"
   # Pass-through allocator: every buffer is its own driver allocation, so out-of-bounds accesses
   # and reads of never-written memory are attributed to the right buffer.
   while read -r name bin env; do
     [ -z "$name" ] && continue
-    env TLRT_CACHING_ALLOCATOR=0 $env timeout 900 compute-sanitizer --tool "$tool" "${extra[@]}" \
-      --error-exitcode 99 "$bin" --gtest_filter="$filter" >"$OUT/$tool-$name.log" 2>&1
+    # shellcheck disable=SC2046
+    env TLRT_CACHING_ALLOCATOR=0 $env timeout 900 compute-sanitizer --tool "$tool" \
+      $(tool_flags "$tool") --error-exitcode 99 "$bin" --gtest_filter="$filter" \
+      >"$OUT/$tool-$name.log" 2>&1
     local rc=$?
     cat "$OUT/$tool-$name.log" >>"$LOG"
     say "$(printf '%-36s rc=%-3s %s' "$tool $name" "$rc" \
       "$(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/$tool-$name.log" | tail -1)")"
     [ $rc -ne 0 ] && FAILED=1
+    rm -f "$OUT/$tool-$name.log"
   done <"$BUILD/gpu-binaries.txt"
 }
 
-canary() { # every tool must report its planted bug
+canary() { # every tool must report its planted bug, run with the same flags as above
   local bin="$BUILD/tests/sanitizer_canary"
   for pair in memcheck:memcheck memcheck:leak racecheck:racecheck initcheck:initcheck \
     synccheck:synccheck; do
     local tool=${pair%%:*} mode=${pair##*:}
-    local extra=()
-    [ "$mode" = leak ] && extra=(--leak-check full)
-    compute-sanitizer --tool "$tool" "${extra[@]}" --error-exitcode 99 "$bin" "$mode" \
-      >"$OUT/canary-$mode.log" 2>&1
+    # shellcheck disable=SC2046
+    timeout 120 compute-sanitizer --tool "$tool" $(tool_flags "$tool") --error-exitcode 99 \
+      "$bin" "$mode" >"$OUT/canary-$mode.log" 2>&1
     local rc=$?
     cat "$OUT/canary-$mode.log" >>"$LOG"
     local verdict="caught"
@@ -111,6 +115,7 @@ canary() { # every tool must report its planted bug
     fi
     say "$(printf '%-36s rc=%-3s %s: %s' "canary $tool/$mode" "$rc" "$verdict" \
       "$(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/canary-$mode.log" | tail -1)")"
+    rm -f "$OUT/canary-$mode.log"
   done
 }
 
@@ -142,7 +147,8 @@ for stage in "${STAGES[@]}"; do
     [ -f "$OUT/parity.md" ] && cat "$OUT/parity.md" >>"$SUMMARY"
     ;;
   bench)
-    run bench "$BUILD/bench/tlrt-bench" --out "$OUT" --sweep
+    # BENCH_SWEEP= (empty) leaves the size sweep out.
+    run bench "$BUILD/bench/tlrt-bench" --out "$OUT" ${BENCH_SWEEP---sweep}
     [ -f "$OUT/bench.md" ] && cat "$OUT/bench.md" >>"$SUMMARY"
     # GB/s against size from the sweep in bench.json (skips itself without matplotlib).
     [ -f "$OUT/bench.json" ] && run plot python3 bench/plot_bench.py "$OUT/bench.json" \

@@ -16,11 +16,12 @@ __global__ void write_past_end(float* p, int n) {
   if (threadIdx.x == 0 && blockIdx.x == 0) p[n] = 1.0f;
 }
 
-// Every thread writes the same shared word and then reads it back without a barrier.
+// Each thread writes its shared slot and reads its neighbour's with no barrier between: across a
+// warp boundary the read races with the write (volatile keeps both accesses in the program).
 __global__ void shared_race(int* out) {
-  __shared__ int word;
-  word = static_cast<int>(threadIdx.x);
-  out[threadIdx.x] = word;
+  __shared__ volatile int slots[256];
+  slots[threadIdx.x] = static_cast<int>(threadIdx.x);
+  out[threadIdx.x] = slots[(threadIdx.x + 1) % blockDim.x];
 }
 
 // Reads device memory that nothing ever wrote.
@@ -29,13 +30,12 @@ __global__ void read_uninitialised(const float* src, float* dst, int n) {
   if (i < n) dst[i] = src[i] + 1.0f;
 }
 
-// Half of the warp reaches a __syncwarp whose mask names the whole warp.
-__global__ void divergent_syncwarp(int* out) {
-  const unsigned lane = threadIdx.x & 31u;
-  if (lane < 16) {
-    __syncwarp(0xffffffffu);
-    out[threadIdx.x] = 1;
-  }
+// Two misuses of barriers: lanes 0-15 call __syncwarp with a mask that leaves them out, and only
+// the first warp of the block reaches __syncthreads.
+__global__ void misused_barriers(int* out) {
+  __syncwarp(0xffff0000u);
+  if (threadIdx.x < 32) __syncthreads();
+  out[threadIdx.x] = 1;
 }
 
 int finish(const char* mode) {
@@ -87,8 +87,8 @@ int main(int argc, char** argv) {
   }
   if (std::strcmp(mode, "synccheck") == 0) {
     int* out = nullptr;
-    cudaMalloc(&out, 32 * sizeof(int));
-    divergent_syncwarp<<<1, 32>>>(out);
+    cudaMalloc(&out, 64 * sizeof(int));
+    misused_barriers<<<1, 64>>>(out);
     finish(mode);
     cudaFree(out);
     return 0;
