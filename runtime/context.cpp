@@ -7,8 +7,8 @@
 #include <cstring>
 #include <mutex>
 
-#include "runtime/cuda_device.h"
 #include "common/error.h"
+#include "runtime/cuda_device.h"
 #include "runtime/host_memory.h"
 #include "runtime/settings.h"
 #include "tlrt_version.h"

@@ -5,8 +5,8 @@
 #include <thread>
 #include <vector>
 
-#include "runtime/context.h"
 #include "common/error.h"
+#include "runtime/context.h"
 
 #if TLRT_HAVE_CUDA
 #include "runtime/cuda_device.h"

@@ -22,6 +22,9 @@
 #              built in build-baseline, results in $OUT/baseline-bench.{md,json}
 #   quick      test + parity without --large
 #
+# Narrowing (for a family's own check): SANITIZE_ONLY=name[,name] limits the tools to those lines
+# of gpu-binaries.txt, BENCH_ONLY=group[,group] and PARITY_ONLY=op[,op] are passed as --only.
+#
 # GoogleTest comes from an installed package or from .deps/googletest (a copy of Debian's
 # /usr/src/googletest carried to machines that lack it); cudnn-frontend from .deps/cudnn-frontend.
 set -u
@@ -85,6 +88,7 @@ sanitize() { # sanitize TOOL: the tool over every registered gpu binary
   # and reads of never-written memory are attributed to the right buffer.
   while read -r name bin env; do
     [ -z "$name" ] && continue
+    if [ -n "${SANITIZE_ONLY:-}" ] && [[ ",$SANITIZE_ONLY," != *",$name,"* ]]; then continue; fi
     # shellcheck disable=SC2046
     env TLRT_CACHING_ALLOCATOR=0 $env timeout 900 compute-sanitizer --tool "$tool" \
       $(tool_flags "$tool") --error-exitcode 99 "$bin" --gtest_filter="$filter" \
@@ -141,14 +145,16 @@ for stage in "${STAGES[@]}"; do
     grep -E '^[0-9]+ passed, [0-9]+ failed' "$LOG" | tail -1 | tee -a "$SUMMARY"
     ;;
   parity)
+    # shellcheck disable=SC2086
     run parity "$BUILD/tools/tlrt-parity" --n 16777216 --large --json "$OUT/parity.json" \
-      --markdown "$OUT/parity.md"
+      --markdown "$OUT/parity.md" ${PARITY_ONLY:+--only $PARITY_ONLY}
     grep -E 'ops checked' "$LOG" | tail -1 | tee -a "$SUMMARY"
     [ -f "$OUT/parity.md" ] && cat "$OUT/parity.md" >>"$SUMMARY"
     ;;
   bench)
     # BENCH_SWEEP= (empty) leaves the size sweep out.
-    run bench "$BUILD/bench/tlrt-bench" --out "$OUT" ${BENCH_SWEEP---sweep}
+    # shellcheck disable=SC2086
+    run bench "$BUILD/bench/tlrt-bench" --out "$OUT" ${BENCH_SWEEP---sweep} ${BENCH_ONLY:+--only $BENCH_ONLY}
     [ -f "$OUT/bench.md" ] && cat "$OUT/bench.md" >>"$SUMMARY"
     # GB/s against size from the sweep in bench.json (skips itself without matplotlib).
     [ -f "$OUT/bench.json" ] && run plot python3 bench/plot_bench.py "$OUT/bench.json" \

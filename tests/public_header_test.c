@@ -5,7 +5,7 @@
 typedef void (*tlrt_any_function)(void);
 
 #define TLRT_ELEMENTWISE(name, Functor, signature, ulp_f32, ulp_f64) \
-  (tlrt_any_function)&torchlean_cuda_buffer_##name,
+  (tlrt_any_function) & torchlean_cuda_buffer_##name,
 static const tlrt_any_function elementwise_exports[] = {
 #include "ops/elementwise_ops.def"
 };
