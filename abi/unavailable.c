@@ -7,7 +7,7 @@
 
 #include "tlrt/torchlean_abi.h"
 
-#define REBUILD_HINT                                                                         \
+#define REBUILD_HINT                                                                        \
   "tlrt: this program was linked against libtlrt_unavailable (no native backend); rebuild " \
   "and link libtlrt.so to use TorchLean's native buffers"
 
@@ -15,7 +15,9 @@ static lean_obj_res unavailable_io(void) {
   return lean_io_result_mk_error(lean_mk_io_user_error(lean_mk_string(REBUILD_HINT)));
 }
 
-static void unavailable_panic(void) { lean_internal_panic(REBUILD_HINT); }
+static void unavailable_panic(void) {
+  lean_internal_panic(REBUILD_HINT);
+}
 
 /* Pure symbols that return an object. */
 #define PURE_OBJ(name, params) \
@@ -25,10 +27,15 @@ static void unavailable_panic(void) { lean_internal_panic(REBUILD_HINT); }
   }
 /* IO symbols. */
 #define IO_OBJ(name, params) \
-  lean_obj_res name params { return unavailable_io(); }
+  lean_obj_res name params { \
+    return unavailable_io(); \
+  }
 /* Statistics and counters read 0. */
-#define ZERO_U64(name) \
-  uint64_t name(uint32_t token) { (void)token; return 0; }
+#define ZERO_U64(name)            \
+  uint64_t name(uint32_t token) { \
+    (void)token;                  \
+    return 0;                     \
+  }
 
 torchlean_cuda_buffer* torchlean_cuda_buffer_unbox(b_lean_obj_arg object) {
   (void)object;
@@ -45,7 +52,9 @@ torchlean_cuda_buffer* torchlean_cuda_buffer_alloc(size_t n) {
   unavailable_panic();
   return NULL;
 }
-void torchlean_cuda_buffer_drop_unboxed(torchlean_cuda_buffer* buffer) { (void)buffer; }
+void torchlean_cuda_buffer_drop_unboxed(torchlean_cuda_buffer* buffer) {
+  (void)buffer;
+}
 
 uint32_t torchlean_cuda_buffer_release(b_lean_obj_arg object) {
   (void)object;
@@ -182,7 +191,8 @@ IO_OBJ(torchlean_libtorch_runtime_version, (uint32_t token))
 #define UNAVAILABLE_unary(name) PURE_OBJ(torchlean_cuda_buffer_##name, (b_lean_obj_arg x))
 #define UNAVAILABLE_binary(name) \
   PURE_OBJ(torchlean_cuda_buffer_##name, (b_lean_obj_arg a, b_lean_obj_arg b))
-#define UNAVAILABLE_unary_s1(name) PURE_OBJ(torchlean_cuda_buffer_##name, (b_lean_obj_arg x, double c))
+#define UNAVAILABLE_unary_s1(name) \
+  PURE_OBJ(torchlean_cuda_buffer_##name, (b_lean_obj_arg x, double c))
 #define UNAVAILABLE_binary_s1(name) \
   PURE_OBJ(torchlean_cuda_buffer_##name, (b_lean_obj_arg a, b_lean_obj_arg b, double c))
 #define UNAVAILABLE_unary_s2(name) \
@@ -204,3 +214,8 @@ IO_OBJ(torchlean_libtorch_runtime_version, (uint32_t token))
 
 PURE_OBJ(torchlean_cuda_buffer_reduce_sum, (b_lean_obj_arg x))
 PURE_OBJ(torchlean_cuda_buffer_reduce_mean, (b_lean_obj_arg x))
+
+PURE_OBJ(torchlean_cuda_buffer_concat1d,
+         (b_lean_obj_arg a, b_lean_obj_arg b, uint32_t n, uint32_t m))
+PURE_OBJ(torchlean_cuda_buffer_slice1d,
+         (b_lean_obj_arg x, uint32_t n, uint32_t start, uint32_t len))

@@ -191,6 +191,12 @@ TLRT_EXPORT lean_obj_res torchlean_cuda_buffer_adam_step(
 TLRT_EXPORT lean_obj_res torchlean_cuda_buffer_reduce_sum(b_lean_obj_arg x);
 TLRT_EXPORT lean_obj_res torchlean_cuda_buffer_reduce_mean(b_lean_obj_arg x);
 
+/* ---- numerical operations: one-dimensional shape ops */
+TLRT_EXPORT lean_obj_res torchlean_cuda_buffer_concat1d(b_lean_obj_arg a, b_lean_obj_arg b,
+                                                        uint32_t n, uint32_t m);
+TLRT_EXPORT lean_obj_res torchlean_cuda_buffer_slice1d(b_lean_obj_arg x, uint32_t n, uint32_t start,
+                                                       uint32_t len);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,347 @@
+// Parity cases of the one-dimensional shape ops concat1d and slice1d (SPEC-ops 8) in float32 and
+// float64. Both are byte copies, so results are compared as whole words: the subject must equal
+// the reference backend bit for bit, NaN payloads and signalling NaNs included (stricter than the
+// "both NaN" rule of the arithmetic ops, which ComparedCase applies), and without a GPU (or with
+// --oracle) the reference is measured against the words cut from the host inputs directly.
+// Inputs: a block of special words (quiet and signalling NaNs with payloads and both signs, +-0,
+// +-inf, the extreme subnormals and normals) followed by random words, at 0, 1, 3, 5, 256, 1023,
+// 65537 and --n elements:
+//   * concat1d: each size with an empty, a one-element, a five-element and an equal second
+//     operand, and the empty first operand with each size;
+//   * slice1d: the whole buffer, empty windows at both ends, the interior from offset 1, the upper
+//     half, the last element and a random window;
+//   * --large: slice1d windows past element 2^31 of a 2^31 + 17 element float32 buffer.
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <functional>
+#include <iterator>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "kernels/random/splitmix.h"
+#include "kernels/shape/shape.h"
+#include "runtime/context.h"
+#include "runtime/shape_dispatch.h"
+#include "runtime/transfer.h"
+#include "tools/parity/case_key.h"
+#include "tools/parity/parity_case.h"
+
+namespace tlrt::parity {
+namespace {
+
+using tlrt::random::splitmix64_finalize;
+
+enum class ShapeOp { concat1d, slice1d };
+
+const char* name_of(ShapeOp op) {
+  return op == ShapeOp::concat1d ? "concat1d" : "slice1d";
+}
+
+const char* kOracleLabel = "ref vs input words";
+
+// ---------------------------------------------------------------------------------------------
+// Words
+
+const uint32_t kSpecialF32[] = {0x7FC00000u, 0xFFC00000u, 0x7FC12345u, 0xFFD0BEEFu, 0x7F800001u,
+                                0xFF80DEADu, 0x7FBFFFFFu, 0x00000000u, 0x80000000u, 0x7F800000u,
+                                0xFF800000u, 0x00000001u, 0x807FFFFFu, 0x00800000u, 0x7F7FFFFFu,
+                                0xFF7FFFFFu, 0x3F800000u};
+const uint64_t kSpecialF64[] = {0x7FF8000000000000ull, 0xFFF8000000000000ull, 0x7FF80000DEADBEEFull,
+                                0xFFFC000000000123ull, 0x7FF0000000000001ull, 0xFFF00000CAFEF00Dull,
+                                0x7FF7FFFFFFFFFFFFull, 0x0000000000000000ull, 0x8000000000000000ull,
+                                0x7FF0000000000000ull, 0xFFF0000000000000ull, 0x0000000000000001ull,
+                                0x800FFFFFFFFFFFFFull, 0x0010000000000000ull, 0x7FEFFFFFFFFFFFFFull,
+                                0xFFEFFFFFFFFFFFFFull, 0x3FF0000000000000ull};
+constexpr uint64_t kSpecials = sizeof(kSpecialF32) / sizeof(kSpecialF32[0]);
+static_assert(kSpecials == sizeof(kSpecialF64) / sizeof(kSpecialF64[0]), "one list per dtype");
+
+// Word i of an operand drawn with `key`: the special block first, then random bits.
+HostArray operand(Dtype dtype, uint64_t n, uint64_t key) {
+  HostArray x(dtype, n);
+  for (uint64_t i = 0; i < n; ++i) {
+    const uint64_t r = splitmix64_finalize(key + i);
+    if (dtype == Dtype::f32) {
+      const uint32_t w = i < kSpecials ? kSpecialF32[i] : static_cast<uint32_t>(r >> 32);
+      std::memcpy(x.bytes() + 4 * i, &w, 4);
+    } else {
+      const uint64_t w = i < kSpecials ? kSpecialF64[i] : r;
+      std::memcpy(x.bytes() + 8 * i, &w, 8);
+    }
+  }
+  return x;
+}
+
+// The word of element i (the dtype's width, zero-extended).
+uint64_t word_at(const HostArray& x, uint64_t i) {
+  const size_t width = dtype_width(x.dtype());
+  uint64_t w = 0;
+  std::memcpy(&w, x.bytes() + width * i, width);
+  return w;
+}
+
+std::string hex_word(uint64_t w, Dtype dtype) {
+  char s[24];
+  std::snprintf(s, sizeof s, dtype == Dtype::f32 ? "0x%08llx" : "0x%016llx",
+                static_cast<unsigned long long>(w));
+  return s;
+}
+
+// got against want word by word into stats; `where` describes element i.
+void compare_words(const HostArray& got, const HostArray& want, Stats& stats,
+                   const std::function<std::string(uint64_t)>& where) {
+  if (got.size() != want.size() || got.dtype() != want.dtype()) {
+    throw std::runtime_error("result has " + std::to_string(got.size()) + " " +
+                             dtype_name(got.dtype()) + " elements, expected " +
+                             std::to_string(want.size()) + " " + dtype_name(want.dtype()));
+  }
+  for (uint64_t i = 0; i < got.size(); ++i) {
+    const uint64_t g = word_at(got, i), w = word_at(want, i);
+    if (g == w) {
+      stats.record_equal();
+      continue;
+    }
+    Deviation d;
+    d.ulps = ulps_between(got.at(i), want.at(i), got.dtype());
+    d.within = false;
+    stats.record(d, [&] {
+      return where(i) + ": " + hex_word(g, got.dtype()) + ", expected " + hex_word(w, want.dtype());
+    });
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// One op on one input recipe.
+
+struct Recipe {
+  uint64_t n = 0;      // concat1d: size(a); slice1d: size(x)
+  uint64_t m = 0;      // concat1d: size(b)
+  uint64_t start = 0;  // slice1d
+  uint64_t len = 0;    // slice1d
+  uint64_t key = 0;
+};
+
+class ShapeCase : public ParityCase {
+ public:
+  ShapeCase(ShapeOp op, Dtype dtype, Recipe recipe) : op_(op), dtype_(dtype), r_(recipe) {}
+
+  std::string op() const override { return name_of(op_); }
+  Dtype dtype() const override { return dtype_; }
+  std::string shape() const override {
+    return op_ == ShapeOp::concat1d
+               ? "n = " + std::to_string(r_.n) + ", m = " + std::to_string(r_.m)
+               : "n = " + std::to_string(r_.n) + ", start = " + std::to_string(r_.start) +
+                     ", len = " + std::to_string(r_.len);
+  }
+  std::string oracle_name() const override { return "the input words"; }
+
+  void evaluate(const RunContext& ctx, RowTable& rows) override {
+    Row& vs_reference = rows.row(label(), dtype_, "reference", Bound::bit_exact());
+    Row* vs_oracle =
+        ctx.with_oracle ? &rows.row(label(), dtype_, kOracleLabel, Bound::bit_exact()) : nullptr;
+    try {
+      a_ = operand(dtype_, r_.n, r_.key);
+      if (op_ == ShapeOp::concat1d) b_ = operand(dtype_, r_.m, splitmix64_finalize(r_.key ^ 1));
+      const HostArray want = run(Backend::reference);
+      const auto where = [&](uint64_t i) { return shape() + ", element " + std::to_string(i); };
+      compare_words(run(ctx.subject), want, vs_reference.stats, where);
+      if (vs_oracle != nullptr) compare_words(want, expected(), vs_oracle->stats, where);
+    } catch (const std::exception& e) {
+      if (vs_reference.error.empty()) vs_reference.error = shape() + ": " + e.what();
+    }
+  }
+
+ private:
+  HostArray run(Backend backend) const {
+    const std::unique_ptr<Buffer> a = upload(backend, a_, 0, r_.n);
+    if (op_ == ShapeOp::concat1d) {
+      const std::unique_ptr<Buffer> b = upload(backend, b_, 0, r_.m);
+      return download(*concat1d(*a, *b, r_.n, r_.m, "parity"));
+    }
+    return download(*slice1d(*a, r_.n, r_.start, r_.len, "parity"));
+  }
+
+  // The result cut from the host inputs.
+  HostArray expected() const {
+    const size_t width = dtype_width(dtype_);
+    if (op_ == ShapeOp::concat1d) {
+      HostArray out(dtype_, r_.n + r_.m);
+      if (r_.n != 0) std::memcpy(out.bytes(), a_.bytes(), r_.n * width);
+      if (r_.m != 0) std::memcpy(out.bytes() + r_.n * width, b_.bytes(), r_.m * width);
+      return out;
+    }
+    HostArray out(dtype_, r_.len);
+    if (r_.len != 0) std::memcpy(out.bytes(), a_.bytes() + r_.start * width, r_.len * width);
+    return out;
+  }
+
+  ShapeOp op_;
+  Dtype dtype_;
+  Recipe r_;
+  HostArray a_, b_;
+};
+
+std::vector<Recipe> concat_recipes(uint64_t n) {
+  std::vector<uint64_t> sizes = {0, 1, 3, 5, 256, 1023, 65537};
+  if (std::find(sizes.begin(), sizes.end(), n) == sizes.end()) sizes.push_back(n);
+  std::vector<Recipe> list;
+  for (uint64_t s : sizes) {
+    for (uint64_t m : {uint64_t{0}, uint64_t{1}, uint64_t{5}, s}) list.push_back({s, m});
+    if (s != 0) list.push_back({0, s});
+  }
+  return list;
+}
+
+std::vector<Recipe> slice_recipes(uint64_t n, uint64_t key) {
+  std::vector<uint64_t> sizes = {0, 1, 3, 5, 256, 1023, 65537};
+  if (std::find(sizes.begin(), sizes.end(), n) == sizes.end()) sizes.push_back(n);
+  std::vector<Recipe> list;
+  for (uint64_t s : sizes) {
+    list.push_back({s, 0, 0, s});
+    list.push_back({s, 0, 0, 0});
+    list.push_back({s, 0, s, 0});
+    if (s >= 2) list.push_back({s, 0, 1, s - 2});
+    if (s >= 1) list.push_back({s, 0, s / 2, s - s / 2});
+    if (s >= 1) list.push_back({s, 0, s - 1, 1});
+    const uint64_t start = splitmix64_finalize(key + s) % (s + 1);
+    list.push_back({s, 0, start, splitmix64_finalize(key ^ s) % (s - start + 1)});
+  }
+  return list;
+}
+
+// ---------------------------------------------------------------------------------------------
+// slice1d past element 2^31: one 2^31 + 17 element float32 buffer filled in place on all cores
+// (on the reference backend the subject's own payload, so host memory holds one copy), windows
+// across element 2^31 and at the end; the words are a formula of the index, so the oracle needs
+// no copy of the input.
+
+constexpr uint64_t kLargeN = (uint64_t{1} << 31) + 17;
+constexpr uint64_t kLargeChunk = uint64_t{1} << 22;
+constexpr uint64_t kLargeChunks = (kLargeN + kLargeChunk - 1) / kLargeChunk;
+
+struct Window {
+  uint64_t start, len;
+};
+const Window kLargeWindows[] = {{(uint64_t{1} << 31) - 5, 20}, {kLargeN - 9, 9}, {0, 7}};
+
+uint32_t large_word(uint64_t key, uint64_t i) {
+  return static_cast<uint32_t>(splitmix64_finalize(key + i) >> 32);
+}
+
+class SliceLargeCase : public ParityCase {
+ public:
+  explicit SliceLargeCase(uint64_t key) : key_(key) {}
+
+  std::string op() const override { return name_of(ShapeOp::slice1d); }
+  std::string label() const override { return op() + " [2^31+17]"; }
+  Dtype dtype() const override { return Dtype::f32; }
+  std::string oracle_name() const override { return "the input words"; }
+  // Filling reports each chunk; the windows one step each.
+  uint64_t steps() const override { return kLargeChunks + std::size(kLargeWindows); }
+
+  void evaluate(const RunContext& ctx, RowTable& rows) override {
+    Row& row = rows.row(label(), Dtype::f32, "reference", Bound::bit_exact());
+    Row* vs_oracle = ctx.with_oracle
+                         ? &rows.row(label(), Dtype::f32, kOracleLabel, Bound::bit_exact())
+                         : nullptr;
+    try {
+      compare(ctx, row, vs_oracle);
+    } catch (const std::exception& e) {
+      if (row.error.empty()) row.error = e.what();
+    }
+  }
+
+ private:
+  void compare(const RunContext& ctx, Row& row, Row* vs_oracle) const {
+    const uint64_t bytes = kLargeN * sizeof(float);
+    size_t host_free = 0, host_total = 0, dev_free = 0, dev_total = 0;
+    memory_info(Backend::reference, &host_free, &host_total);
+    const bool on_device = ctx.subject == Backend::cuda;
+    if (on_device) memory_info(Backend::cuda, &dev_free, &dev_total);
+    if (bytes > host_free || (on_device && bytes > dev_free)) {
+      row.skipped = true;
+      row.error = "needs " + std::to_string(bytes >> 30) + " GiB host memory (" +
+                  std::to_string(host_free >> 30) + " GiB free)" +
+                  (on_device ? " and as much device memory (" + std::to_string(dev_free >> 30) +
+                                   " GiB free)"
+                             : "");
+      if (vs_oracle != nullptr) vs_oracle->skipped = true;
+      return;
+    }
+    std::unique_ptr<Buffer> subject_input;
+    std::unique_ptr<uint32_t[]> host_copy;
+    uint32_t* x = nullptr;
+    if (on_device) {
+      host_copy.reset(new uint32_t[kLargeN]);
+      x = host_copy.get();
+    } else {
+      subject_input = Buffer::allocate(Backend::reference, Dtype::f32, kLargeN, "parity");
+      x = subject_input->as<uint32_t>();
+    }
+    const uint64_t base = ctx.progress.done();
+    parallel_chunks(
+        kLargeN, kLargeChunk,
+        [&](uint64_t b, uint64_t e, int) {
+          for (uint64_t i = b; i < e; ++i) x[i] = large_word(key_, i);
+        },
+        [&](uint64_t chunks) { ctx.progress.show(base + chunks); });
+    if (on_device) {
+      subject_input = upload_words(Backend::cuda, Dtype::f32, reinterpret_cast<const uint8_t*>(x),
+                                   kLargeN, Dtype::f32, "parity");
+    }
+    for (const Window& w : kLargeWindows) {
+      const auto where = [&](uint64_t i) {
+        return "n = " + std::to_string(kLargeN) + ", start = " + std::to_string(w.start) +
+               ", len = " + std::to_string(w.len) + ", element " + std::to_string(i);
+      };
+      const HostArray got = download(*slice1d(*subject_input, kLargeN, w.start, w.len, "parity"));
+      HostArray want(Dtype::f32, w.len);
+      kernels::slice1d_ref(reinterpret_cast<const float*>(x), w.start, w.len, want.as<float>());
+      compare_words(got, want, row.stats, where);
+      if (vs_oracle != nullptr) {
+        HostArray formula(Dtype::f32, w.len);
+        for (uint64_t i = 0; i < w.len; ++i) {
+          const uint32_t word = large_word(key_, w.start + i);
+          std::memcpy(formula.bytes() + 4 * i, &word, 4);
+        }
+        compare_words(want, formula, vs_oracle->stats, where);
+      }
+      ctx.progress.step();
+    }
+  }
+
+  uint64_t key_;
+};
+
+CaseList make_shape_cases(const Options& options) {
+  CaseList cases;
+  for (Dtype dtype : {Dtype::f32, Dtype::f64}) {
+    const bool f32 = dtype == Dtype::f32;
+    const uint64_t concat_key = case_key(options.seed, name_of(ShapeOp::concat1d), f32);
+    std::vector<Recipe> concat = concat_recipes(options.n);
+    for (size_t k = 0; k < concat.size(); ++k) {
+      concat[k].key = splitmix64_finalize(concat_key + k);
+      cases.push_back(std::make_unique<ShapeCase>(ShapeOp::concat1d, dtype, concat[k]));
+    }
+    const uint64_t slice_key = case_key(options.seed, name_of(ShapeOp::slice1d), f32);
+    std::vector<Recipe> slice = slice_recipes(options.n, slice_key);
+    for (size_t k = 0; k < slice.size(); ++k) {
+      slice[k].key = splitmix64_finalize(slice_key + k);
+      cases.push_back(std::make_unique<ShapeCase>(ShapeOp::slice1d, dtype, slice[k]));
+    }
+  }
+  if (options.large) {
+    cases.push_back(
+        std::make_unique<SliceLargeCase>(case_key(options.seed, "slice1d [2^31+17]", true)));
+  }
+  return cases;
+}
+
+const FamilyRegistration kShapeFamily("shape", &make_shape_cases);
+
+}  // namespace
+}  // namespace tlrt::parity
