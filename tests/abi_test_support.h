@@ -13,6 +13,20 @@
 
 namespace abi_test {
 
+// The ABI's dtype code of a scalar type and the unsigned word with its bits.
+template <class T>
+struct Dt;
+template <>
+struct Dt<float> {
+  static constexpr uint8_t kCode = 0;
+  using Bits = uint32_t;
+};
+template <>
+struct Dt<double> {
+  static constexpr uint8_t kCode = 1;
+  using Bits = uint64_t;
+};
+
 // Owns one Lean reference and drops it on destruction.
 class Obj {
  public:

@@ -32,19 +32,6 @@ namespace {
 constexpr uint64_t kGridLanes = uint64_t{65535} * 256;  // S of a capped first pass
 
 template <class T>
-struct Dt;
-template <>
-struct Dt<float> {
-  static constexpr uint8_t kCode = 0;
-  using Bits = uint32_t;
-};
-template <>
-struct Dt<double> {
-  static constexpr uint8_t kCode = 1;
-  using Bits = uint64_t;
-};
-
-template <class T>
 typename Dt<T>::Bits bits_of(T v) {
   typename Dt<T>::Bits b;
   std::memcpy(&b, &v, sizeof(T));

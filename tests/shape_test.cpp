@@ -22,19 +22,6 @@ using namespace abi_test;
 namespace {
 
 template <class T>
-struct Dt;
-template <>
-struct Dt<float> {
-  static constexpr uint8_t kCode = 0;
-  using Bits = uint32_t;
-};
-template <>
-struct Dt<double> {
-  static constexpr uint8_t kCode = 1;
-  using Bits = uint64_t;
-};
-
-template <class T>
 using Words = std::vector<typename Dt<T>::Bits>;
 
 // A buffer of dtype T holding exactly these words.

@@ -231,19 +231,7 @@ class ElementwiseLargeCase : public ParityCase {
     const int inputs = info_.inputs;
     const uint64_t bytes = kLargeN * sizeof(float);
     const uint64_t host_need = bytes * (inputs + 1) * (subject == Backend::reference ? 2 : 1);
-    size_t host_free = 0, host_total = 0, dev_free = 0, dev_total = 0;
-    memory_info(Backend::reference, &host_free, &host_total);
-    if (subject == Backend::cuda) memory_info(Backend::cuda, &dev_free, &dev_total);
-    if (host_need > host_free || (subject == Backend::cuda && bytes * (inputs + 1) > dev_free)) {
-      row.skipped = true;
-      row.error = "needs " + std::to_string(host_need >> 30) + " GiB host memory (" +
-                  std::to_string(host_free >> 30) + " GiB free)" +
-                  (subject == Backend::cuda
-                       ? " and " + std::to_string((bytes * (inputs + 1)) >> 30) +
-                             " GiB device memory (" + std::to_string(dev_free >> 30) + " GiB free)"
-                       : "");
-      return;
-    }
+    if (!large_case_fits(ctx, host_need, bytes * (inputs + 1), row)) return;
     std::vector<std::unique_ptr<float[]>> host;
     std::vector<float*> in;
     for (int k = 0; k < inputs; ++k) {

@@ -9,6 +9,7 @@
 #include <sstream>
 #include <thread>
 
+#include "runtime/context.h"
 #include "runtime/transfer.h"
 #include "tools/parity/ulp.h"
 
@@ -198,6 +199,22 @@ std::vector<ParityFamily> parity_families() {
   std::sort(families.begin(), families.end(),
             [](const ParityFamily& a, const ParityFamily& b) { return a.name < b.name; });
   return families;
+}
+
+bool large_case_fits(const RunContext& ctx, uint64_t host_bytes, uint64_t device_bytes, Row& row) {
+  size_t host_free = 0, host_total = 0, dev_free = 0, dev_total = 0;
+  memory_info(Backend::reference, &host_free, &host_total);
+  const bool on_device = ctx.subject == Backend::cuda;
+  if (on_device) memory_info(Backend::cuda, &dev_free, &dev_total);
+  if (host_bytes <= host_free && (!on_device || device_bytes <= dev_free)) return true;
+  row.skipped = true;
+  row.error = "needs " + std::to_string(host_bytes >> 30) + " GiB host memory (" +
+              std::to_string(host_free >> 30) + " GiB free)";
+  if (on_device) {
+    row.error += " and " + std::to_string(device_bytes >> 30) + " GiB device memory (" +
+                 std::to_string(dev_free >> 30) + " GiB free)";
+  }
+  return false;
 }
 
 }  // namespace tlrt::parity

@@ -120,6 +120,11 @@ struct RunContext {
   ProgressBar& progress;
 };
 
+// The large modes' guard: true when `host_bytes` of host memory and, for a CUDA subject,
+// `device_bytes` of device memory are free; otherwise marks `row` skipped with what it needs and
+// what is free, and returns false.
+bool large_case_fits(const RunContext& ctx, uint64_t host_bytes, uint64_t device_bytes, Row& row);
+
 // A host array of one dtype, kept as the dtype's own words, so that inputs keep their exact bits
 // (signalling NaNs, payloads) on the way to a backend; at() widens to binary64 exactly.
 class HostArray {

@@ -258,20 +258,11 @@ class SliceLargeCase : public ParityCase {
  private:
   void compare(const RunContext& ctx, Row& row, Row* vs_oracle) const {
     const uint64_t bytes = kLargeN * sizeof(float);
-    size_t host_free = 0, host_total = 0, dev_free = 0, dev_total = 0;
-    memory_info(Backend::reference, &host_free, &host_total);
-    const bool on_device = ctx.subject == Backend::cuda;
-    if (on_device) memory_info(Backend::cuda, &dev_free, &dev_total);
-    if (bytes > host_free || (on_device && bytes > dev_free)) {
-      row.skipped = true;
-      row.error = "needs " + std::to_string(bytes >> 30) + " GiB host memory (" +
-                  std::to_string(host_free >> 30) + " GiB free)" +
-                  (on_device ? " and as much device memory (" + std::to_string(dev_free >> 30) +
-                                   " GiB free)"
-                             : "");
+    if (!large_case_fits(ctx, bytes, bytes, row)) {
       if (vs_oracle != nullptr) vs_oracle->skipped = true;
       return;
     }
+    const bool on_device = ctx.subject == Backend::cuda;
     std::unique_ptr<Buffer> subject_input;
     std::unique_ptr<uint32_t[]> host_copy;
     uint32_t* x = nullptr;
