@@ -9,6 +9,7 @@
 
 #include "common/error.h"
 #include "runtime/cuda_device.h"
+#include "runtime/dispatch.h"
 #include "runtime/host_memory.h"
 #include "runtime/settings.h"
 #include "tlrt_version.h"
@@ -40,10 +41,6 @@ CachingAllocator& host_allocator() {
   static CachingAllocator* const allocator =
       new CachingAllocator(new HostMemory, CachingAllocator::caching_from_environment());
   return *allocator;
-}
-
-[[noreturn, maybe_unused]] void no_cuda(const char* op) {
-  fail(ErrorKind::unavailable, op, "this build of tlrt has no CUDA backend");
 }
 
 }  // namespace
@@ -94,7 +91,7 @@ void ensure_initialized() {
 #if TLRT_HAVE_CUDA
     cuda::initialize(selected_device());
 #else
-    no_cuda("initialize");
+    no_cuda_backend("initialize");
 #endif
   }
 }
@@ -104,7 +101,7 @@ CachingAllocator& allocator(Backend backend) {
 #if TLRT_HAVE_CUDA
   return cuda::allocator(selected_device());
 #else
-  no_cuda("allocator");
+  no_cuda_backend("allocator");
 #endif
 }
 
@@ -113,7 +110,7 @@ void synchronize(Backend backend, const char* op) {
 #if TLRT_HAVE_CUDA
   cuda::synchronize(selected_device(), op);
 #else
-  no_cuda(op);
+  no_cuda_backend(op);
 #endif
 }
 
@@ -125,7 +122,7 @@ void memory_info(Backend backend, size_t* free_bytes, size_t* total_bytes) {
 #if TLRT_HAVE_CUDA
   cuda::memory_info(selected_device(), free_bytes, total_bytes);
 #else
-  no_cuda("memory_info");
+  no_cuda_backend("memory_info");
 #endif
 }
 
@@ -158,7 +155,7 @@ DeviceProperties device_properties(uint32_t index) {
 #if TLRT_HAVE_CUDA
   return cuda::properties(index);
 #else
-  no_cuda("device_info");
+  no_cuda_backend("device_info");
 #endif
 }
 
