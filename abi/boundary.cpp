@@ -1,5 +1,9 @@
 #include "abi/boundary.h"
 
+#include <cstdint>
+#include <string>
+#include <vector>
+
 #include "runtime/counters.h"
 
 namespace tlrt::abi {
@@ -49,6 +53,25 @@ Buffer& live_buffer(b_lean_obj_arg object, const char* op) {
   }
   require_live(*rec->buffer, op);
   return *rec->buffer;
+}
+
+std::vector<uint64_t> nat_array(b_lean_obj_arg array, const char* op, const char* what) {
+  if (lean_is_scalar(array) || !lean_is_array(array)) {
+    fail(ErrorKind::invalid_argument, op, std::string("expected Array Nat ") + what);
+  }
+  const size_t count = lean_array_size(array);
+  std::vector<uint64_t> values(count);
+  for (size_t i = 0; i < count; ++i) {
+    b_lean_obj_arg entry = lean_array_get_core(array, i);
+    const bool small = lean_is_scalar(entry) && lean_unbox(entry) <= UINT32_MAX;
+    if (!small) {
+      fail(ErrorKind::invalid_argument, op,
+           std::string(what) + "[" + std::to_string(i) + "] exceeds UInt32 (" +
+               (lean_is_scalar(entry) ? std::to_string(lean_unbox(entry)) : "a bignum") + ")");
+    }
+    values[i] = lean_unbox(entry);
+  }
+  return values;
 }
 
 void panic(const std::string& message) {

@@ -14,6 +14,7 @@
 #include <new>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "common/error.h"
 #include "runtime/buffer.h"
@@ -37,6 +38,12 @@ lean_obj_res box(std::unique_ptr<Buffer> buffer);
 torchlean_cuda_buffer* record_of(b_lean_obj_arg object, const char* op);
 // The live native buffer of a Lean buffer object; throws released_buffer / invalid_argument.
 Buffer& live_buffer(b_lean_obj_arg object, const char* op);
+
+// Decodes a borrowed Lean `Array Nat` (dims, axis maps, small index lists) whose entries are
+// scalar-boxed naturals <= 2^32-1 (SPEC-ops 1). Throws invalid_argument naming op:
+// "expected Array Nat <what>" for a non-array, "<what>[i] exceeds UInt32 (<value>)" for an entry
+// above 2^32-1 or a bignum ("a bignum"). Reads no reference counts.
+std::vector<uint64_t> nat_array(b_lean_obj_arg array, const char* op, const char* what);
 
 [[noreturn]] void panic(const std::string& message);
 

@@ -51,4 +51,33 @@ lean_obj_res torchlean_cuda_buffer_slice1d(b_lean_obj_arg x, uint32_t n, uint32_
   });
 }
 
+lean_obj_res torchlean_cuda_buffer_broadcast_vec_to_cols(b_lean_obj_arg v, uint32_t rows,
+                                                         uint32_t cols) {
+  (void)v;
+  (void)rows;
+  (void)cols;
+  return pure_call([&]() -> lean_obj_res {
+    not_supported_yet("broadcast_vec_to_cols", "broadcast_vec_to_cols");
+  });
+}
+
+lean_obj_res torchlean_cuda_buffer_broadcast_to(b_lean_obj_arg x, b_lean_obj_arg inDims,
+                                                b_lean_obj_arg outDims, b_lean_obj_arg axisMap) {
+  (void)x;
+  (void)inDims;
+  (void)outDims;
+  (void)axisMap;
+  return pure_call([&]() -> lean_obj_res { not_supported_yet("broadcast_to", "broadcast_to"); });
+}
+
+lean_obj_res torchlean_cuda_buffer_swap_adjacent_at_depth(b_lean_obj_arg x, b_lean_obj_arg dims,
+                                                          uint32_t depth) {
+  (void)x;
+  (void)dims;
+  (void)depth;
+  return pure_call([&]() -> lean_obj_res {
+    not_supported_yet("swap_adjacent_at_depth", "swap_adjacent_at_depth");
+  });
+}
+
 }  // extern "C"

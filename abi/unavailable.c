@@ -219,3 +219,37 @@ PURE_OBJ(torchlean_cuda_buffer_concat1d,
          (b_lean_obj_arg a, b_lean_obj_arg b, uint32_t n, uint32_t m))
 PURE_OBJ(torchlean_cuda_buffer_slice1d,
          (b_lean_obj_arg x, uint32_t n, uint32_t start, uint32_t len))
+PURE_OBJ(torchlean_cuda_buffer_broadcast_vec_to_cols,
+         (b_lean_obj_arg v, uint32_t rows, uint32_t cols))
+PURE_OBJ(torchlean_cuda_buffer_broadcast_to,
+         (b_lean_obj_arg x, b_lean_obj_arg inDims, b_lean_obj_arg outDims, b_lean_obj_arg axisMap))
+PURE_OBJ(torchlean_cuda_buffer_swap_adjacent_at_depth,
+         (b_lean_obj_arg x, b_lean_obj_arg dims, uint32_t depth))
+
+PURE_OBJ(torchlean_cuda_buffer_bmm_with_transpose,
+         (b_lean_obj_arg A, b_lean_obj_arg B, uint32_t batch, uint32_t m, uint32_t n, uint32_t p,
+          uint32_t transposeA, uint32_t transposeB))
+PURE_OBJ(torchlean_dgemm_cuda,
+         (b_lean_obj_arg A, b_lean_obj_arg B, uint32_t m, uint32_t n, uint32_t p))
+
+PURE_OBJ(torchlean_cuda_buffer_reduce_sum_by_row, (b_lean_obj_arg x, uint32_t rows, uint32_t cols))
+PURE_OBJ(torchlean_cuda_buffer_reduce_max_by_row, (b_lean_obj_arg x, uint32_t rows, uint32_t cols))
+PURE_OBJ(torchlean_cuda_buffer_reduce_max_by_column,
+         (b_lean_obj_arg x, uint32_t rows, uint32_t cols))
+PURE_OBJ(torchlean_cuda_buffer_reduce_sum_axis,
+         (b_lean_obj_arg x, b_lean_obj_arg dims, uint32_t axis))
+PURE_OBJ(torchlean_cuda_buffer_reduce_from_broadcast,
+         (b_lean_obj_arg dOut, b_lean_obj_arg inDims, b_lean_obj_arg outDims,
+          b_lean_obj_arg axisMap))
+
+PURE_OBJ(torchlean_cuda_buffer_gather_rows,
+         (b_lean_obj_arg mat, uint32_t rows, uint32_t cols, b_lean_obj_arg indices, uint32_t k))
+PURE_OBJ(torchlean_cuda_buffer_scatter_add_rows,
+         (b_lean_obj_arg mat, b_lean_obj_arg values, uint32_t rows, uint32_t cols,
+          b_lean_obj_arg indices, uint32_t k))
+PURE_OBJ(torchlean_cuda_buffer_scatter_add,
+         (b_lean_obj_arg x, b_lean_obj_arg values, uint32_t n, b_lean_obj_arg indices, uint32_t k))
+PURE_OBJ(torchlean_cuda_buffer_gather_at,
+         (b_lean_obj_arg table, uint32_t size, b_lean_obj_arg positions, uint32_t count))
+PURE_OBJ(torchlean_cuda_buffer_scatter_add_at,
+         (uint32_t size, b_lean_obj_arg positions, b_lean_obj_arg values, uint32_t count))
