@@ -1,0 +1,151 @@
+// Host time of one small call through the ABI for the shape, axis-reduction, matrix-product and
+// gather/scatter symbols, each beside the launch floor measured in the same group right before
+// (an empty kernel on the runtime's stream). An op that queues one kernel costs the floor plus
+// its own validation and allocation; ops that queue several kernels (a sort and a fold) or move
+// a host index array through pinned staging pay for each of those, which the rows' notes say.
+// Inputs are built once; each timed call is the symbol plus the finaliser of its result.
+#include <lean/lean.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "bench_group.h"
+#include "bench_harness.h"
+#include "tlrt/torchlean_abi.h"
+
+namespace bench {
+namespace {
+
+constexpr int kCalls = 1000;
+constexpr int kBatches = 9;
+
+// An owned Lean `Array Nat` of scalar-boxed values.
+lean_object* nat_array(const std::vector<uint32_t>& values) {
+  lean_object* a = lean_alloc_array(values.size(), values.size());
+  for (size_t i = 0; i < values.size(); ++i) lean_array_set_core(a, i, lean_box(values[i]));
+  return a;
+}
+
+lean_object* uniform(uint32_t n, uint64_t key) {
+  return torchlean_cuda_buffer_rand_uniform(n, key, 0);
+}
+
+struct SmallCall {
+  std::string name;
+  std::string note;
+  std::function<lean_object*()> call;
+};
+
+double per_call_us(const std::function<void()>& call, bool sync) {
+  return Harness::host_per_call_us(
+      [&] {
+        call();
+        if (sync) lean_dec(torchlean_libtorch_synchronize(0));
+      },
+      kCalls, kBatches, [] { lean_dec(torchlean_libtorch_synchronize(0)); });
+}
+
+void abi_ops_benchmarks(Harness& h, const BenchOptions&) {
+  // Operands (float32): 32 x 32 matrices, 32-vectors, 8 indices.
+  lean_object* m = uniform(32 * 32, 1);
+  lean_object* m2 = uniform(32 * 32, 2);
+  lean_object* v = uniform(32, 3);
+  lean_object* v8 = uniform(8, 4);
+  lean_object* rows8 = uniform(8 * 32, 5);
+  lean_object* a16 = uniform(16 * 16, 6);
+  lean_object* b16 = uniform(16 * 16, 7);
+  lean_object* dims = nat_array({32, 32});
+  lean_object* in_vec = nat_array({32});
+  lean_object* map = nat_array({0, 1});
+  lean_object* idx = nat_array({3, 1, 4, 1, 5, 9, 2, 6});
+
+  const std::vector<SmallCall> calls = {
+      {"bmm_with_transpose 1x16x16x16", "one cuBLAS GEMM",
+       [&] { return torchlean_cuda_buffer_bmm_with_transpose(a16, b16, 1, 16, 16, 16, 0, 1); }},
+      {"reduce_sum_by_row 32x32", "",
+       [&] { return torchlean_cuda_buffer_reduce_sum_by_row(m, 32, 32); }},
+      {"reduce_max_by_row 32x32", "",
+       [&] { return torchlean_cuda_buffer_reduce_max_by_row(m, 32, 32); }},
+      {"reduce_max_by_column 32x32", "",
+       [&] { return torchlean_cuda_buffer_reduce_max_by_column(m, 32, 32); }},
+      {"reduce_sum_axis [32,32] axis 0", "dims decoded from Array Nat",
+       [&] { return torchlean_cuda_buffer_reduce_sum_axis(m, dims, 0); }},
+      {"reduce_from_broadcast [32,32] -> [32]", "three Array Nat decoded",
+       [&] { return torchlean_cuda_buffer_reduce_from_broadcast(m, in_vec, dims, map); }},
+      {"broadcast_vec_to_cols 32x32", "",
+       [&] { return torchlean_cuda_buffer_broadcast_vec_to_cols(v, 32, 32); }},
+      {"broadcast_to [32] -> [32,32]", "three Array Nat decoded",
+       [&] { return torchlean_cuda_buffer_broadcast_to(v, in_vec, dims, map); }},
+      {"swap_adjacent_at_depth [32,32] depth 0", "",
+       [&] { return torchlean_cuda_buffer_swap_adjacent_at_depth(m, dims, 0); }},
+      {"concat1d 1024 + 1024", "",
+       [&] { return torchlean_cuda_buffer_concat1d(m, m2, 1024, 1024); }},
+      {"slice1d 512 of 1024", "", [&] { return torchlean_cuda_buffer_slice1d(m, 1024, 256, 512); }},
+      {"gather_rows 8 of 32x32", "8 host indices through pinned staging",
+       [&] { return torchlean_cuda_buffer_gather_rows(m, 32, 32, idx, 8); }},
+      {"scatter_add_rows 8 into 32x32", "host indices staged; base copy, sort, ordered fold",
+       [&] { return torchlean_cuda_buffer_scatter_add_rows(m, rows8, 32, 32, idx, 8); }},
+      {"scatter_add 8 into 32", "host indices staged; base copy, sort, ordered fold",
+       [&] { return torchlean_cuda_buffer_scatter_add(v, v8, 32, idx, 8); }},
+      {"gather_at 8 of 32", "", [&] { return torchlean_cuda_buffer_gather_at(v, 32, v8, 8); }},
+      {"scatter_add_at 8 into 32", "positions on the device; sort, ordered fold",
+       [&] { return torchlean_cuda_buffer_scatter_add_at(32, v8, v8, 8); }},
+  };
+
+  // The floor of this group: the cheapest call that queues one kernel and frees its result.
+  const double floor_async = per_call_us([] { lean_dec(uniform(1024, 9)); }, false);
+  const double floor_sync = per_call_us([] { lean_dec(uniform(1024, 9)); }, true);
+  Row floor_row;
+  floor_row.group = "abi-ops";
+  floor_row.name = "floor: rand_uniform 1024 through the ABI, async";
+  floor_row.median_us = floor_async;
+  floor_row.note = "one kernel, buffer created and finalised";
+  h.add(floor_row);
+  floor_row.name = "floor: rand_uniform 1024 through the ABI + synchronize";
+  floor_row.median_us = floor_sync;
+  h.add(floor_row);
+
+  double worst_excess = 0;
+  std::string worst_name;
+  for (const SmallCall& c : calls) {
+    for (bool sync : {false, true}) {
+      Row r;
+      r.group = "abi-ops";
+      r.name = c.name + (sync ? " + synchronize" : ", async");
+      r.median_us = per_call_us([&] { lean_dec(c.call()); }, sync);
+      const double excess = r.median_us - (sync ? floor_sync : floor_async);
+      char text[96];
+      std::snprintf(text, sizeof text, "%+.2f us vs floor", excess);
+      r.note = std::string(text) + (c.note.empty() ? "" : "; " + c.note);
+      if (excess > worst_excess) {
+        worst_excess = excess;
+        worst_name = r.name;
+      }
+      h.add(r);
+    }
+  }
+
+  Goal g;
+  g.name = "host time per small call via ABI (shape, axis reductions, bmm, gather/scatter)";
+  g.target = "<= floor + 0.5 us (floor: one-kernel ABI call, same run)";
+  char text[160];
+  std::snprintf(text, sizeof text, "worst %s: %+.2f us over the floor (%.2f / %.2f us)",
+                worst_name.c_str(), worst_excess, floor_async, floor_sync);
+  g.measured = text;
+  g.met = worst_excess <= 0.5;
+  h.add_goal(g);
+
+  for (lean_object* o : {m, m2, v, v8, rows8, a16, b16, dims, in_vec, map, idx}) lean_dec(o);
+}
+
+// Rank 80: after the families' device groups; the launch floor runs with it.
+const GroupRegistration kAbiOpsGroup({"abi-ops",
+                                      "host time per small call through the ABI for the shape, "
+                                      "axis-reduction, matmul and gather/scatter symbols",
+                                      80, abi_ops_benchmarks, "launch"});
+
+}  // namespace
+}  // namespace bench
