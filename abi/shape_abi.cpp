@@ -1,13 +1,16 @@
-// One-dimensional shape ops (SPEC-ops 8; symbols-ops.tsv group shape). Pure symbols: every failure
-// (released buffer, non-buffer argument, sizes that disagree with the arguments, an extent out of
-// bounds, mixed dtypes, out of memory, device error) panics. The contract also accepts encoded
-// buffers here (a byte copy of their words); encoded buffers are not provided yet, so an encoded
-// operand panics with the spec's message and says so.
+// Shape ops (SPEC-ops 8; symbols-ops.tsv group shape). Pure symbols: every failure (released
+// buffer, non-buffer argument, sizes that disagree with the arguments or shapes, an extent out of
+// bounds, a bad axis map or depth, mixed dtypes, out of memory, device error) panics. concat1d and
+// slice1d also accept encoded buffers in the contract (a byte copy of their words); encoded
+// buffers are not provided yet, so an encoded operand panics with the spec's message and says so.
+// The other ops refuse encoded buffers (live_buffer: "expected a real buffer").
 #include <initializer_list>
 #include <string>
+#include <vector>
 
 #include "abi/boundary.h"
 #include "runtime/shape_dispatch.h"
+#include "runtime/shape_geometry.h"
 
 using namespace tlrt::abi;
 
@@ -51,32 +54,48 @@ lean_obj_res torchlean_cuda_buffer_slice1d(b_lean_obj_arg x, uint32_t n, uint32_
   });
 }
 
+// v borrowed; result owned: a fresh [rows, cols] buffer with out[i, j] = v[i] (byte copies).
+// Checks prod([rows, cols]) for overflow first, then v, then size(v) = rows (TorchLean's order).
 lean_obj_res torchlean_cuda_buffer_broadcast_vec_to_cols(b_lean_obj_arg v, uint32_t rows,
                                                          uint32_t cols) {
-  (void)v;
-  (void)rows;
-  (void)cols;
-  return pure_call([&]() -> lean_obj_res {
-    not_supported_yet("broadcast_vec_to_cols", "broadcast_vec_to_cols");
+  return pure_call([&] {
+    const char* op = "broadcast_vec_to_cols";
+    tlrt::shape_size({rows, cols}, "[rows, cols]", op);
+    tlrt::Buffer& vec = live_buffer(v, op);
+    return box(tlrt::broadcast_vec_to_cols(vec, rows, cols, op));
   });
 }
 
+// x, inDims, outDims, axisMap borrowed; result owned: a fresh buffer of prod(outDims) elements,
+// out[o] = x[i] with i_a = 0 where inDims[a] = 1, else o_j for the j with axisMap[j] = a + 1
+// (byte copies). The arrays are decoded and the geometry checked before x is looked at, as
+// TorchLean does: inDims and its product, outDims and its product, axisMap, then the map's rules
+// (runtime/shape_geometry.h), then size(x) = prod(inDims).
 lean_obj_res torchlean_cuda_buffer_broadcast_to(b_lean_obj_arg x, b_lean_obj_arg inDims,
                                                 b_lean_obj_arg outDims, b_lean_obj_arg axisMap) {
-  (void)x;
-  (void)inDims;
-  (void)outDims;
-  (void)axisMap;
-  return pure_call([&]() -> lean_obj_res { not_supported_yet("broadcast_to", "broadcast_to"); });
+  return pure_call([&] {
+    const char* op = "broadcast_to";
+    const tlrt::Dims in_dims = nat_array(inDims, op, "inDims");
+    tlrt::shape_size(in_dims, "inDims", op);
+    const tlrt::Dims out_dims = nat_array(outDims, op, "outDims");
+    tlrt::shape_size(out_dims, "outDims", op);
+    const std::vector<uint64_t> map = nat_array(axisMap, op, "axisMap");
+    const tlrt::BroadcastGeometry g = tlrt::broadcast_geometry(in_dims, out_dims, map, op);
+    tlrt::Buffer& input = live_buffer(x, op);
+    return box(tlrt::broadcast_to(input, g, op));
+  });
 }
 
+// x, dims borrowed; result owned: a fresh buffer of x's shape dims with axes depth and depth + 1
+// exchanged, materialized row-major (byte copies). Checks, in TorchLean's order: dims decoded and
+// its product, depth + 1 < rank ("swapAdjacentAtDepth: invalid depth"), then size(x) = prod(dims).
 lean_obj_res torchlean_cuda_buffer_swap_adjacent_at_depth(b_lean_obj_arg x, b_lean_obj_arg dims,
                                                           uint32_t depth) {
-  (void)x;
-  (void)dims;
-  (void)depth;
-  return pure_call([&]() -> lean_obj_res {
-    not_supported_yet("swap_adjacent_at_depth", "swap_adjacent_at_depth");
+  return pure_call([&] {
+    const char* op = "swap_adjacent_at_depth";
+    const tlrt::SwapGeometry g = tlrt::swap_geometry(nat_array(dims, op, "dims"), depth, op);
+    tlrt::Buffer& input = live_buffer(x, op);
+    return box(tlrt::swap_adjacent_at_depth(input, g, op));
   });
 }
 

@@ -1,6 +1,7 @@
-// concat1d and slice1d through the Lean boundary, on the backend TLRT_DEVICE selects (ctest runs
-// this binary once with cpu and once with cuda). Both ops are byte copies, so every result is
-// compared word for word with the input words: hand fixtures with signalling and quiet NaNs
+// The shape ops (concat1d, slice1d, broadcast_vec_to_cols, broadcast_to, swap_adjacent_at_depth)
+// through the Lean boundary, on the backend TLRT_DEVICE selects (ctest runs this binary once with
+// cpu and once with cuda). All are byte copies, so every result is compared word for word with the
+// input words: hand fixtures with signalling and quiet NaNs
 // carrying payloads, both signed zeros, infinities and subnormals in both dtypes; empty operands
 // and results; the whole buffer, aliased operands and unaligned windows; random words at sizes
 // from 0 past 2^20. Inputs are made and results read back through of_bytes_io / to_bytes_io in
@@ -8,14 +9,18 @@
 // input's panic with its message.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <functional>
+#include <numeric>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "abi/boundary.h"
 #include "abi_test_support.h"
+#include "kernels/shape/copy_plan.h"
 
 using namespace abi_test;
 
@@ -417,3 +422,486 @@ TEST_F(ShapeDeathTest, SliceOutOfBoundsPanics) {
 }
 
 }  // namespace
+
+// =============================================================================================
+// broadcast_vec_to_cols, broadcast_to, swap_adjacent_at_depth
+
+namespace {
+
+using Nats = std::vector<uint64_t>;
+
+// A Lean Array Nat of scalar-boxed entries.
+Obj nat_array_of(const Nats& values) {
+  lean_object* a = lean_alloc_array(values.size(), values.size());
+  for (size_t i = 0; i < values.size(); ++i) lean_array_cptr(a)[i] = lean_box(values[i]);
+  return Obj(a);
+}
+
+std::string text(const Nats& dims) {
+  std::string t = "[";
+  for (size_t i = 0; i < dims.size(); ++i) t += (i ? ", " : "") + std::to_string(dims[i]);
+  return t + "]";
+}
+
+uint64_t product(const Nats& dims) {
+  uint64_t p = 1;
+  for (uint64_t d : dims) p *= d;
+  return p;
+}
+
+// The spec's formula, element by element: out[o] = x[i], i_a = 0 if inDims[a] = 1, else o_j for
+// the j with axisMap[j] = a + 1.
+template <class W>
+W broadcast_expected(const W& x, const Nats& in, const Nats& out, const Nats& map) {
+  W r(product(out));
+  std::vector<uint64_t> o(out.size());
+  for (uint64_t e = 0; e < r.size(); ++e) {
+    uint64_t rest = e;
+    for (size_t j = out.size(); j-- > 0;) {
+      o[j] = rest % out[j];
+      rest /= out[j];
+    }
+    uint64_t from = 0;
+    for (size_t a = 0; a < in.size(); ++a) {
+      uint64_t coord = 0;
+      for (size_t j = 0; j < map.size(); ++j) {
+        if (map[j] == a + 1 && in[a] != 1) coord = o[j];
+      }
+      from = from * in[a] + coord;
+    }
+    r[e] = x[from];
+  }
+  return r;
+}
+
+template <class W>
+W swap_expected(const W& x, const Nats& dims, size_t depth) {
+  Nats out = dims;
+  std::swap(out[depth], out[depth + 1]);
+  Nats map(dims.size());
+  for (size_t j = 0; j < dims.size(); ++j) map[j] = j + 1;
+  std::swap(map[depth], map[depth + 1]);
+  return broadcast_expected(x, dims, out, map);
+}
+
+template <class T>
+Words<T> broadcast_words(const Obj& x, const Nats& in, const Nats& out, const Nats& map) {
+  Obj r(torchlean_cuda_buffer_broadcast_to(x.get(), nat_array_of(in).get(), nat_array_of(out).get(),
+                                           nat_array_of(map).get()));
+  EXPECT_EQ(torchlean_cuda_buffer_size(r.get()), product(out));
+  return words_of<T>(r.get());
+}
+
+template <class T>
+Words<T> swap_words(const Obj& x, const Nats& dims, uint32_t depth) {
+  Obj r(torchlean_cuda_buffer_swap_adjacent_at_depth(x.get(), nat_array_of(dims).get(), depth));
+  EXPECT_EQ(torchlean_cuda_buffer_size(r.get()), product(dims));
+  return words_of<T>(r.get());
+}
+
+template <class T>
+Words<T> vec_to_cols_words(const Obj& v, uint32_t rows, uint32_t cols) {
+  Obj r(torchlean_cuda_buffer_broadcast_vec_to_cols(v.get(), rows, cols));
+  EXPECT_EQ(torchlean_cuda_buffer_size(r.get()), uint64_t{rows} * cols);
+  return words_of<T>(r.get());
+}
+
+// Special words first, then random words.
+template <class T>
+Words<T> operand_words(uint64_t n, uint64_t seed) {
+  Words<T> w = random_words<T>(n, seed);
+  Words<T> special;
+  if constexpr (sizeof(T) == 4) {
+    special = special_f32();
+  } else {
+    special = special_f64();
+  }
+  for (uint64_t i = 0; i < n && i < special.size(); ++i) w[i] = special[i];
+  return w;
+}
+
+template <class T>
+void check_broadcast(const Nats& in, const Nats& out, const Nats& map, uint64_t seed) {
+  const Words<T> x = operand_words<T>(product(in), seed);
+  EXPECT_EQ(broadcast_words<T>(make_buffer<T>(x), in, out, map),
+            broadcast_expected(x, in, out, map))
+      << "inDims = " << text(in) << ", outDims = " << text(out) << ", axisMap = " << text(map);
+}
+
+template <class T>
+void check_swap(const Nats& dims, uint32_t depth, uint64_t seed) {
+  const Words<T> x = operand_words<T>(product(dims), seed);
+  EXPECT_EQ(swap_words<T>(make_buffer<T>(x), dims, depth), swap_expected(x, dims, depth))
+      << "dims = " << text(dims) << ", depth = " << depth;
+}
+
+template <class T>
+void check_vec_to_cols(uint32_t rows, uint32_t cols, uint64_t seed) {
+  const Words<T> v = operand_words<T>(rows, seed);
+  Words<T> want(uint64_t{rows} * cols);
+  for (uint64_t i = 0; i < want.size(); ++i) want[i] = v[i / cols];
+  EXPECT_EQ(vec_to_cols_words<T>(make_buffer<T>(v), rows, cols), want)
+      << "rows = " << rows << ", cols = " << cols;
+}
+
+template <class T>
+void vec_to_cols_fixtures() {
+  uint64_t seed = 50;
+  for (uint32_t rows : {1u, 2u, 17u, 33u, 300u}) {
+    for (uint32_t cols : {1u, 2u, 3u, 4u, 5u, 8u, 65u, 1024u})
+      check_vec_to_cols<T>(rows, cols, ++seed);
+  }
+  check_vec_to_cols<T>(0, 5, ++seed);
+  check_vec_to_cols<T>(3, 0, ++seed);
+  check_vec_to_cols<T>(0, 0, ++seed);
+}
+
+struct BroadcastCase {
+  Nats in, out, map;
+};
+
+const BroadcastCase kBroadcastCases[] = {
+    {{}, {}, {}},                        // rank 0
+    {{}, {2, 3}, {0, 0}},                // a scalar everywhere
+    {{1}, {5}, {1}},                     // an extent-1 axis broadcast
+    {{2, 3}, {2, 3}, {1, 2}},            // identity
+    {{3}, {2, 3}, {0, 1}},               // inserted leading axis
+    {{3}, {3, 2}, {1, 0}},               // inserted trailing axis
+    {{3, 1}, {3, 4}, {1, 2}},            // extent 1 broadcast innermost
+    {{1, 3}, {4, 3}, {1, 2}},            // extent 1 broadcast outermost
+    {{2, 3}, {3, 2}, {2, 1}},            // transpose
+    {{5, 4}, {4, 3, 5}, {2, 0, 1}},      // TorchLean's attention map, small
+    {{33, 65}, {65, 3, 33}, {2, 0, 1}},  // tile edges
+    {{65, 33}, {33, 65}, {2, 1}},        // tile edges, plain transpose
+    {{2, 3, 4}, {4, 2, 5, 3}, {3, 1, 0, 2}},
+    {{4, 1, 6}, {6, 7, 4, 2}, {3, 2, 1, 0}},
+    {{70, 9}, {9, 2, 70}, {2, 0, 1}},     // short k axis: no tile
+    {{40, 3}, {3, 40, 64}, {2, 1, 0}},    // runs of 3 words: a unit tile
+    {{8, 64}, {3, 8, 64}, {0, 1, 2}},     // contiguous, merged
+    {{8, 1, 64}, {8, 5, 64}, {1, 2, 3}},  // broadcast middle axis, vector rows
+    {{64, 1}, {64, 3, 130}, {1, 0, 2}},   // broadcast rows of 130
+    {{0, 3}, {0, 3}, {1, 2}},             // empty
+    {{1}, {0}, {1}},                      // extent 1 broadcast to 0
+    {{2, 3}, {2, 0, 3}, {1, 0, 2}},       // an inserted zero extent
+    {{1, 1, 1}, {1, 1, 1}, {3, 1, 2}},    // all ones, permuted
+};
+
+template <class T>
+void broadcast_fixtures() {
+  uint64_t seed = 300;
+  for (const BroadcastCase& c : kBroadcastCases) check_broadcast<T>(c.in, c.out, c.map, ++seed);
+}
+
+template <class T>
+void swap_fixtures() {
+  uint64_t seed = 700;
+  const std::pair<Nats, uint32_t> cases[] = {
+      {{2, 3}, 0},         {{33, 65}, 0},       {{2, 3, 4}, 0},          {{2, 3, 4}, 1},
+      {{33, 65, 3}, 0},    {{33, 65, 3}, 1},    {{4, 33, 65}, 1},        {{3, 33, 65, 1}, 1},
+      {{1, 5, 1}, 0},      {{1, 5, 1}, 1},      {{5, 1, 7, 1}, 0},       {{5, 1, 7, 1}, 2},
+      {{2, 40, 50, 8}, 1}, {{2, 64, 48, 5}, 1}, {{3, 130, 70}, 1},       {{2, 3, 4, 5, 6}, 3},
+      {{3, 0, 2}, 1},      {{0, 4}, 0},         {{2, 2, 2, 2, 2, 2}, 2}, {{9, 17, 2}, 0},
+  };
+  for (const auto& c : cases) check_swap<T>(c.first, c.second, ++seed);
+}
+
+// Random geometries: ranks 0-5 for the input, inserted axes, permutations, extent-1 broadcasts.
+template <class T>
+void random_broadcasts(uint64_t seed, int count) {
+  std::mt19937_64 rng(seed);
+  for (int k = 0; k < count; ++k) {
+    const size_t in_rank = rng() % 6;
+    const size_t inserted = rng() % 3;
+    Nats in(in_rank);
+    for (uint64_t& d : in) d = 1 + rng() % 9;
+    std::vector<size_t> order(in_rank + inserted);
+    std::iota(order.begin(), order.end(), size_t{0});
+    std::shuffle(order.begin(), order.end(), rng);
+    Nats out(order.size()), map(order.size());
+    for (size_t j = 0; j < order.size(); ++j) {
+      if (order[j] < in_rank) {
+        map[j] = order[j] + 1;
+        const uint64_t d = in[order[j]];
+        out[j] = d == 1 ? 1 + rng() % 4 : d;
+      } else {
+        map[j] = 0;
+        out[j] = 1 + rng() % 5;
+      }
+    }
+    check_broadcast<T>(in, out, map, rng());
+  }
+}
+
+template <class T>
+void random_swaps(uint64_t seed, int count) {
+  std::mt19937_64 rng(seed);
+  for (int k = 0; k < count; ++k) {
+    const size_t rank = 2 + rng() % 4;
+    Nats dims(rank);
+    for (uint64_t& d : dims) d = 1 + rng() % 12;
+    check_swap<T>(dims, static_cast<uint32_t>(rng() % (rank - 1)), rng());
+  }
+}
+
+}  // namespace
+
+TEST_F(Shape, BroadcastVecToColsKeepsEveryBitFloat32) {
+  vec_to_cols_fixtures<float>();
+}
+TEST_F(Shape, BroadcastVecToColsKeepsEveryBitFloat64) {
+  vec_to_cols_fixtures<double>();
+}
+TEST_F(Shape, BroadcastToFixturesFloat32) {
+  broadcast_fixtures<float>();
+}
+TEST_F(Shape, BroadcastToFixturesFloat64) {
+  broadcast_fixtures<double>();
+}
+TEST_F(Shape, BroadcastToRandomGeometries) {
+  random_broadcasts<float>(11, 300);
+  random_broadcasts<double>(12, 150);
+}
+TEST_F(Shape, SwapAdjacentFixturesFloat32) {
+  swap_fixtures<float>();
+}
+TEST_F(Shape, SwapAdjacentFixturesFloat64) {
+  swap_fixtures<double>();
+}
+TEST_F(Shape, SwapAdjacentRandomShapes) {
+  random_swaps<float>(21, 200);
+  random_swaps<double>(22, 100);
+}
+
+// Sizes past the 16-byte chunking and the 32-word tiles in every direction, on the paths the
+// device picks: vector rows, broadcast rows, tiles with a unit, plain tiles with a batch axis.
+TEST_F(Shape, LargerGeometries) {
+  check_swap<float>({8, 1000, 16, 64}, 1, 1);  // rows of 64 words
+  check_swap<float>({3, 300, 257}, 1, 2);      // plain transpose with batch, odd edges
+  check_swap<double>({2, 129, 97, 3}, 1, 3);   // runs of 3 doubles: unit tiles
+  check_swap<float>({5, 100, 60, 7}, 1, 4);    // runs of 7 floats
+  check_swap<double>({6, 50, 40, 9}, 1, 5);    // rows of 9 doubles: scalar rows
+  check_broadcast<float>({1024, 64}, {64, 16, 1024}, {2, 0, 1}, 6);
+  check_broadcast<double>({100, 37}, {37, 5, 100}, {2, 0, 1}, 7);
+  check_broadcast<float>({1000, 1}, {1000, 300}, {1, 2}, 8);
+  check_vec_to_cols<float>(4099, 257, 9);
+  check_vec_to_cols<double>(1000, 1000, 10);
+}
+
+// The copies are deterministic: ten runs give the same words.
+TEST_F(Shape, RepeatedCallsGiveTheSameWords) {
+  const Words<float> x = operand_words<float>(3 * 300 * 257, 77);
+  const Obj b = make_buffer<float>(x);
+  const Words<float> first = swap_words<float>(b, {3, 300, 257}, 1);
+  const Words<float> bfirst = broadcast_words<float>(b, {3 * 300, 257}, {257, 4, 900}, {2, 0, 1});
+  for (int run = 0; run < 10; ++run) {
+    EXPECT_EQ(swap_words<float>(b, {3, 300, 257}, 1), first) << "run " << run;
+    EXPECT_EQ(broadcast_words<float>(b, {3 * 300, 257}, {257, 4, 900}, {2, 0, 1}), bfirst)
+        << "run " << run;
+  }
+}
+
+// The device engine's plan (kernels/shape/copy_plan.h), run on the host: the collapsed geometry
+// walks the same input offsets as the uncollapsed one, and the 32-bit division is exact.
+TEST_F(Shape, CopyPlanKeepsTheOffsets) {
+  std::mt19937_64 rng(5);
+  for (int k = 0; k < 2000; ++k) {
+    const size_t rank = rng() % 7;
+    Nats dims(rank), strides(rank);
+    for (size_t j = 0; j < rank; ++j) {
+      dims[j] = 1 + rng() % 4;
+      strides[j] = rng() % 3 == 0 ? 0 : rng() % 40;
+    }
+    // Make some axes contiguous with their inner neighbour.
+    for (size_t j = rank; j-- > 1;) {
+      if (rng() % 2 == 0) strides[j - 1] = strides[j] * dims[j];
+    }
+    const tlrt::kernels::CopyPlan plan =
+        tlrt::kernels::plan_copy(dims.data(), strides.data(), rank);
+    ASSERT_EQ(plan.size, product(dims));
+    for (uint64_t d : plan.dims) EXPECT_GE(d, 2u);
+    auto offsets = [](const Nats& ds, const Nats& ss, uint64_t size) {
+      std::vector<uint64_t> r(size);
+      for (uint64_t e = 0; e < size; ++e) {
+        uint64_t rest = e, off = 0;
+        for (size_t j = ds.size(); j-- > 0;) {
+          off += (rest % ds[j]) * ss[j];
+          rest /= ds[j];
+        }
+        r[e] = off;
+      }
+      return r;
+    };
+    EXPECT_EQ(offsets(plan.dims, plan.strides, plan.size), offsets(dims, strides, plan.size))
+        << "dims = " << text(dims) << ", strides = " << text(strides);
+  }
+  std::mt19937_64 r2(6);
+  const uint32_t limit = 0x7FFFFFFFu;
+  for (uint32_t d : {1u, 2u, 3u, 7u, 64u, 1000u, 65537u, 1u << 30, limit - 1, limit}) {
+    const tlrt::kernels::FastDiv32 f(d);
+    for (uint32_t n : {0u, 1u, d - 1, d, d + 1, limit - 1, limit}) {
+      if (n > limit) continue;
+      EXPECT_EQ(f.div(n), n / d) << n << " / " << d;
+    }
+    for (int i = 0; i < 20000; ++i) {
+      const uint32_t n = static_cast<uint32_t>(r2() % (uint64_t{limit} + 1));
+      ASSERT_EQ(f.div(n), n / d) << n << " / " << d;
+    }
+  }
+}
+
+TEST_F(Shape, NewOpsCreateOneFreshBufferAndLeakNothing) {
+  const Obj v = make_buffer<float>({0x3F800000u, 0x40000000u, 0x40400000u});
+  const Obj d =
+      make_buffer<double>({0x3FF0000000000000ull, 0x4000000000000000ull, 0x4008000000000000ull,
+                           0x8000000000000000ull, 0x7FF4000000000001ull, 0x0000000000000001ull});
+  struct Case {
+    const char* name;
+    std::function<lean_object*()> call;
+    uint64_t bytes;
+  };
+  const Case cases[] = {
+      {"vec_to_cols", [&] { return torchlean_cuda_buffer_broadcast_vec_to_cols(v.get(), 3, 2); },
+       24},
+      {"vec_to_cols, one column",
+       [&] { return torchlean_cuda_buffer_broadcast_vec_to_cols(v.get(), 3, 1); }, 12},
+      {"vec_to_cols, empty",
+       [&] { return torchlean_cuda_buffer_broadcast_vec_to_cols(v.get(), 3, 0); }, 0},
+      {"broadcast_to identity",
+       [&] {
+         return torchlean_cuda_buffer_broadcast_to(d.get(), nat_array_of({2, 3}).get(),
+                                                   nat_array_of({2, 3}).get(),
+                                                   nat_array_of({1, 2}).get());
+       },
+       48},
+      {"broadcast_to empty",
+       [&] {
+         return torchlean_cuda_buffer_broadcast_to(d.get(), nat_array_of({2, 3}).get(),
+                                                   nat_array_of({0, 2, 3}).get(),
+                                                   nat_array_of({0, 1, 2}).get());
+       },
+       0},
+      {"swap",
+       [&] {
+         return torchlean_cuda_buffer_swap_adjacent_at_depth(d.get(), nat_array_of({2, 3}).get(),
+                                                             0);
+       },
+       48},
+      {"swap of extent-1 axes",
+       [&] {
+         return torchlean_cuda_buffer_swap_adjacent_at_depth(v.get(), nat_array_of({1, 1, 3}).get(),
+                                                             0);
+       },
+       12},
+  };
+  for (const Case& c : cases) {
+    const uint64_t payloads = c.bytes != 0 ? 1 : 0;
+    const Counters before = Counters::read();
+    Obj r(c.call());
+    const Counters mid = Counters::read();
+    EXPECT_EQ(mid.alloc_count - before.alloc_count, payloads) << c.name;
+    EXPECT_EQ(mid.live_bytes - before.live_bytes, c.bytes) << c.name;
+    EXPECT_EQ(mid.wrapper_alloc - before.wrapper_alloc, 1u) << c.name;
+    EXPECT_EQ(mid.wrapper_live - before.wrapper_live, 1u) << c.name;
+    EXPECT_NE(r.get(), v.get()) << c.name;
+    EXPECT_NE(r.get(), d.get()) << c.name;
+    r.reset();
+    const Counters after = Counters::read();
+    EXPECT_EQ(after.live_bytes, before.live_bytes) << c.name;
+    EXPECT_EQ(after.free_count - before.free_count, payloads) << c.name;
+    EXPECT_EQ(after.wrapper_live, before.wrapper_live) << c.name;
+  }
+  EXPECT_EQ(words_of<float>(v.get()), (Words<float>{0x3F800000u, 0x40000000u, 0x40400000u}));
+}
+
+TEST_F(ShapeDeathTest, BroadcastVecToColsPanics) {
+  // Overflow of rows * cols comes first, even before the buffer is looked at.
+  EXPECT_EXIT(
+      torchlean_cuda_buffer_broadcast_vec_to_cols(released_buffer(3, 0), 4294967295u, 4294967295u),
+      ::testing::ExitedWithCode(1),
+      "INTERNAL PANIC: tlrt: broadcast_vec_to_cols: shape size overflow");
+  EXPECT_EXIT(torchlean_cuda_buffer_broadcast_vec_to_cols(torchlean_cuda_buffer_zeros(5, 0), 4, 2),
+              ::testing::ExitedWithCode(1),
+              "INTERNAL PANIC: tlrt: broadcast_vec_to_cols: buffer size does not match shape "
+              "\\(size\\(v\\) = 5 but rows = 4\\)");
+  EXPECT_EXIT(torchlean_cuda_buffer_broadcast_vec_to_cols(torchlean_cuda_buffer_zeros(0, 1), 1, 0),
+              ::testing::ExitedWithCode(1),
+              "INTERNAL PANIC: tlrt: broadcast_vec_to_cols: buffer size does not match shape");
+  EXPECT_EXIT(torchlean_cuda_buffer_broadcast_vec_to_cols(released_buffer(3, 0), 3, 2),
+              ::testing::ExitedWithCode(1),
+              "INTERNAL PANIC: tlrt: broadcast_vec_to_cols: buffer has been released");
+  EXPECT_EXIT(torchlean_cuda_buffer_broadcast_vec_to_cols(encoded_buffer(3), 3, 2),
+              ::testing::ExitedWithCode(1),
+              "INTERNAL PANIC: tlrt: broadcast_vec_to_cols: expected a real");
+  EXPECT_EXIT(torchlean_cuda_buffer_broadcast_vec_to_cols(lean_box(1), 3, 2),
+              ::testing::ExitedWithCode(1),
+              "INTERNAL PANIC: tlrt: broadcast_vec_to_cols: argument is not a buffer object");
+}
+
+TEST_F(ShapeDeathTest, BroadcastToPanics) {
+  auto call = [](lean_object* x, const Nats& in, const Nats& out, const Nats& map) {
+    torchlean_cuda_buffer_broadcast_to(x, nat_array_of(in).get(), nat_array_of(out).get(),
+                                       nat_array_of(map).get());
+  };
+  const char* p = "INTERNAL PANIC: tlrt: broadcast_to: ";
+  auto re = [&](const std::string& tail) { return std::string(p) + tail; };
+  EXPECT_EXIT(torchlean_cuda_buffer_broadcast_to(torchlean_cuda_buffer_zeros(1, 0), lean_box(1),
+                                                 nat_array_of({}).get(), nat_array_of({}).get()),
+              ::testing::ExitedWithCode(1), re("expected Array Nat inDims"));
+  EXPECT_EXIT(call(torchlean_cuda_buffer_zeros(1, 0), {4294967296u}, {1}, {1}),
+              ::testing::ExitedWithCode(1), re("inDims\\[0\\] exceeds UInt32"));
+  EXPECT_EXIT(call(torchlean_cuda_buffer_zeros(1, 0), {1}, {1}, {4294967296u}),
+              ::testing::ExitedWithCode(1), re("axisMap\\[0\\] exceeds UInt32"));
+  EXPECT_EXIT(call(torchlean_cuda_buffer_zeros(1, 0), {4294967295u, 4294967295u, 2}, {1}, {1}),
+              ::testing::ExitedWithCode(1), re("shape size overflow \\(inDims = "));
+  EXPECT_EXIT(call(torchlean_cuda_buffer_zeros(1, 0), {1}, {4294967295u, 4294967295u, 2}, {1}),
+              ::testing::ExitedWithCode(1), re("shape size overflow \\(outDims = "));
+  EXPECT_EXIT(call(torchlean_cuda_buffer_zeros(6, 0), {2, 3}, {2, 3}, {1}),
+              ::testing::ExitedWithCode(1), re("axis map rank mismatch"));
+  EXPECT_EXIT(call(torchlean_cuda_buffer_zeros(6, 0), {2, 3}, {2, 3}, {1, 3}),
+              ::testing::ExitedWithCode(1), re("broadcast axis out of range"));
+  EXPECT_EXIT(call(torchlean_cuda_buffer_zeros(6, 0), {2, 3}, {2, 3, 2}, {1, 2, 1}),
+              ::testing::ExitedWithCode(1), re("repeated broadcast input axis"));
+  EXPECT_EXIT(call(torchlean_cuda_buffer_zeros(6, 0), {2, 3}, {2, 4}, {1, 2}),
+              ::testing::ExitedWithCode(1), re("incompatible broadcast dimension"));
+  EXPECT_EXIT(call(torchlean_cuda_buffer_zeros(6, 0), {2, 3}, {2, 5}, {1, 0}),
+              ::testing::ExitedWithCode(1), re("broadcast omits an input axis"));
+  // The geometry is checked before the buffer: a released x with a bad map reports the map.
+  EXPECT_EXIT(call(released_buffer(6, 0), {2, 3}, {2, 3}, {1, 1}), ::testing::ExitedWithCode(1),
+              re("repeated broadcast input axis"));
+  EXPECT_EXIT(call(torchlean_cuda_buffer_zeros(5, 0), {2, 3}, {3, 2}, {2, 1}),
+              ::testing::ExitedWithCode(1),
+              re("buffer size does not match shape \\(size\\(x\\) = 5 but prod\\(inDims\\) = 6"));
+  EXPECT_EXIT(call(released_buffer(6, 1), {2, 3}, {3, 2}, {2, 1}), ::testing::ExitedWithCode(1),
+              re("buffer has been released"));
+  EXPECT_EXIT(call(encoded_buffer(6), {2, 3}, {3, 2}, {2, 1}), ::testing::ExitedWithCode(1),
+              re("expected a real"));
+}
+
+TEST_F(ShapeDeathTest, SwapAdjacentPanics) {
+  auto call = [](lean_object* x, const Nats& dims, uint32_t depth) {
+    torchlean_cuda_buffer_swap_adjacent_at_depth(x, nat_array_of(dims).get(), depth);
+  };
+  const std::string p = "INTERNAL PANIC: tlrt: swap_adjacent_at_depth: ";
+  EXPECT_EXIT(call(torchlean_cuda_buffer_zeros(1, 0), {}, 0), ::testing::ExitedWithCode(1),
+              p + "swapAdjacentAtDepth: invalid depth \\(depth = 0 for dims = \\[\\] of rank 0\\)");
+  EXPECT_EXIT(call(torchlean_cuda_buffer_zeros(3, 0), {3}, 0), ::testing::ExitedWithCode(1),
+              p + "swapAdjacentAtDepth: invalid depth");
+  EXPECT_EXIT(call(torchlean_cuda_buffer_zeros(6, 0), {2, 3}, 1), ::testing::ExitedWithCode(1),
+              p + "swapAdjacentAtDepth: invalid depth");
+  EXPECT_EXIT(call(torchlean_cuda_buffer_zeros(6, 0), {2, 3}, 4294967295u),
+              ::testing::ExitedWithCode(1), p + "swapAdjacentAtDepth: invalid depth");
+  // The depth is checked before the buffer size; the product before the depth.
+  EXPECT_EXIT(call(torchlean_cuda_buffer_zeros(5, 0), {2, 3}, 1), ::testing::ExitedWithCode(1),
+              p + "swapAdjacentAtDepth: invalid depth");
+  EXPECT_EXIT(call(torchlean_cuda_buffer_zeros(5, 0), {4294967295u, 4294967295u, 3}, 7),
+              ::testing::ExitedWithCode(1), p + "shape size overflow \\(dims = ");
+  EXPECT_EXIT(call(torchlean_cuda_buffer_zeros(5, 0), {2, 3}, 0), ::testing::ExitedWithCode(1),
+              p + "buffer size does not match shape \\(size\\(x\\) = 5 but prod\\(dims\\) = 6");
+  EXPECT_EXIT(torchlean_cuda_buffer_swap_adjacent_at_depth(torchlean_cuda_buffer_zeros(6, 0),
+                                                           byte_array({1}).get(), 0),
+              ::testing::ExitedWithCode(1), p + "expected Array Nat dims");
+  EXPECT_EXIT(call(released_buffer(6, 0), {2, 3}, 0), ::testing::ExitedWithCode(1),
+              p + "buffer has been released");
+  EXPECT_EXIT(call(encoded_buffer(6), {2, 3}, 0), ::testing::ExitedWithCode(1),
+              p + "expected a real");
+}

@@ -1,7 +1,8 @@
-// Parity cases of the one-dimensional shape ops concat1d and slice1d (SPEC-ops 8) in float32 and
-// float64. Both are byte copies, so results are compared as whole words: the subject must equal
-// the reference backend bit for bit, NaN payloads and signalling NaNs included (stricter than the
-// "both NaN" rule of the arithmetic ops, which ComparedCase applies), and without a GPU (or with
+// Parity cases of the shape ops (SPEC-ops 8) in float32 and float64: concat1d, slice1d,
+// broadcast_vec_to_cols, broadcast_to and swap_adjacent_at_depth. All are byte copies, so results
+// are compared as whole words: the subject must equal the reference backend bit for bit, NaN
+// payloads and signalling NaNs included (stricter than the "both NaN" rule of the arithmetic ops,
+// which ComparedCase applies), and without a GPU (or with
 // --oracle) the reference is measured against the words cut from the host inputs directly.
 // Inputs: a block of special words (quiet and signalling NaNs with payloads and both signs, +-0,
 // +-inf, the extreme subnormals and normals) followed by random words, at 0, 1, 3, 5, 256, 1023,
@@ -10,6 +11,12 @@
 //     operand, and the empty first operand with each size;
 //   * slice1d: the whole buffer, empty windows at both ends, the interior from offset 1, the upper
 //     half, the last element and a random window;
+//   * broadcast_vec_to_cols: rows x cols from 0 to 1000 x 1000 (odd and 16-byte multiple rows);
+//   * broadcast_to: fixed geometries (TorchLean's attention map [2, 0, 1], plain transposes with
+//     tile edges, broadcast rows) and random ones: input ranks 0-5, up to two inserted axes, a
+//     random permutation, extent-1 input axes broadcast;
+//   * swap_adjacent_at_depth: fixed shapes (short and long contiguous runs, plain transposes) and
+//     random ranks 2-6 with every depth; the oracle is the spec's index formula;
 //   * --large: slice1d windows past element 2^31 of a 2^31 + 17 element float32 buffer.
 #include <algorithm>
 #include <cstdint>
@@ -21,12 +28,14 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kernels/random/splitmix.h"
 #include "kernels/shape/shape.h"
 #include "runtime/context.h"
 #include "runtime/shape_dispatch.h"
+#include "runtime/shape_geometry.h"
 #include "runtime/transfer.h"
 #include "tools/parity/case_key.h"
 #include "tools/parity/parity_case.h"
@@ -308,8 +317,230 @@ class SliceLargeCase : public ParityCase {
   uint64_t key_;
 };
 
+// ---------------------------------------------------------------------------------------------
+// broadcast_vec_to_cols, broadcast_to, swap_adjacent_at_depth: one input, a geometry.
+
+enum class GeometryOp { vec_to_cols, broadcast_to, swap };
+
+const char* name_of(GeometryOp op) {
+  switch (op) {
+    case GeometryOp::vec_to_cols:
+      return "broadcast_vec_to_cols";
+    case GeometryOp::broadcast_to:
+      return "broadcast_to";
+    case GeometryOp::swap:
+      break;
+  }
+  return "swap_adjacent_at_depth";
+}
+
+struct Geometry {
+  Dims in, out, map;  // broadcast_to; swap: in = dims; vec_to_cols: in = {rows}, out = {rows, cols}
+  uint64_t depth = 0;  // swap
+};
+
+uint64_t product(const Dims& dims) {
+  uint64_t p = 1;
+  for (uint64_t d : dims) p *= d;
+  return p;
+}
+
+class GeometryCase : public ParityCase {
+ public:
+  GeometryCase(GeometryOp op, Dtype dtype, Geometry g, uint64_t key)
+      : op_(op), dtype_(dtype), g_(std::move(g)), key_(key) {}
+
+  std::string op() const override { return name_of(op_); }
+  Dtype dtype() const override { return dtype_; }
+  std::string shape() const override {
+    switch (op_) {
+      case GeometryOp::vec_to_cols:
+        return "rows = " + std::to_string(g_.out[0]) + ", cols = " + std::to_string(g_.out[1]);
+      case GeometryOp::broadcast_to:
+        return "inDims = " + dims_text(g_.in) + ", outDims = " + dims_text(g_.out) +
+               ", axisMap = " + dims_text(g_.map);
+      case GeometryOp::swap:
+        break;
+    }
+    return "dims = " + dims_text(g_.in) + ", depth = " + std::to_string(g_.depth);
+  }
+  std::string oracle_name() const override { return "the spec's index formula"; }
+
+  void evaluate(const RunContext& ctx, RowTable& rows) override {
+    Row& vs_reference = rows.row(label(), dtype_, "reference", Bound::bit_exact());
+    Row* vs_oracle =
+        ctx.with_oracle ? &rows.row(label(), dtype_, kOracleLabel, Bound::bit_exact()) : nullptr;
+    try {
+      x_ = operand(dtype_, product(g_.in), key_);
+      const HostArray want = run(Backend::reference);
+      const auto where = [&](uint64_t i) { return shape() + ", element " + std::to_string(i); };
+      compare_words(run(ctx.subject), want, vs_reference.stats, where);
+      if (vs_oracle != nullptr) compare_words(want, expected(), vs_oracle->stats, where);
+    } catch (const std::exception& e) {
+      if (vs_reference.error.empty()) vs_reference.error = shape() + ": " + e.what();
+    }
+  }
+
+ private:
+  HostArray run(Backend backend) const {
+    const std::unique_ptr<Buffer> x = upload(backend, x_, 0, x_.size());
+    switch (op_) {
+      case GeometryOp::vec_to_cols:
+        return download(*broadcast_vec_to_cols(*x, g_.out[0], g_.out[1], "parity"));
+      case GeometryOp::broadcast_to:
+        return download(
+            *broadcast_to(*x, broadcast_geometry(g_.in, g_.out, g_.map, "parity"), "parity"));
+      case GeometryOp::swap:
+        break;
+    }
+    return download(
+        *swap_adjacent_at_depth(*x, swap_geometry(g_.in, g_.depth, "parity"), "parity"));
+  }
+
+  // out[o] = x[i] with i_a = 0 where in[a] = 1, else o_j for the j with map[j] = a + 1; swap and
+  // vec_to_cols written as such maps.
+  HostArray expected() const {
+    Dims in = g_.in, out = g_.out, map = g_.map;
+    if (op_ == GeometryOp::vec_to_cols) map = {1, 0};
+    if (op_ == GeometryOp::swap) {
+      out = in;
+      std::swap(out[g_.depth], out[g_.depth + 1]);
+      map.resize(in.size());
+      for (size_t j = 0; j < in.size(); ++j) map[j] = j + 1;
+      std::swap(map[g_.depth], map[g_.depth + 1]);
+    }
+    const size_t width = dtype_width(dtype_);
+    HostArray r(dtype_, product(out));
+    std::vector<uint64_t> o(out.size());
+    for (uint64_t e = 0; e < r.size(); ++e) {
+      uint64_t rest = e;
+      for (size_t j = out.size(); j-- > 0;) {
+        o[j] = rest % out[j];
+        rest /= out[j];
+      }
+      uint64_t from = 0;
+      for (size_t a = 0; a < in.size(); ++a) {
+        uint64_t coord = 0;
+        for (size_t j = 0; j < map.size(); ++j) {
+          if (map[j] == a + 1 && in[a] != 1) coord = o[j];
+        }
+        from = from * in[a] + coord;
+      }
+      std::memcpy(r.bytes() + width * e, x_.bytes() + width * from, width);
+    }
+    return r;
+  }
+
+  GeometryOp op_;
+  Dtype dtype_;
+  Geometry g_;
+  uint64_t key_;
+  HostArray x_;
+};
+
+std::vector<Geometry> vec_to_cols_geometries() {
+  std::vector<Geometry> list;
+  const uint64_t shapes[][2] = {{0, 0}, {0, 5},  {5, 0},   {1, 1},      {1, 7},       {7, 1},
+                                {3, 4}, {17, 5}, {33, 65}, {256, 1023}, {1000, 1000}, {65537, 2}};
+  for (const auto& s : shapes) {
+    Geometry g;
+    g.in = {s[0]};
+    g.out = {s[0], s[1]};
+    list.push_back(g);
+  }
+  return list;
+}
+
+std::vector<Geometry> broadcast_geometries(uint64_t key) {
+  std::vector<Geometry> list = {
+      {{}, {}, {}},
+      {{}, {3, 2}, {0, 0}},
+      {{1}, {9}, {1}},
+      {{5, 4}, {4, 3, 5}, {2, 0, 1}},
+      {{1024, 64}, {64, 4, 1024}, {2, 0, 1}},
+      {{33, 65}, {65, 33}, {2, 1}},
+      {{300, 257}, {257, 300}, {2, 1}},
+      {{40, 3}, {3, 40, 64}, {2, 1, 0}},
+      {{64, 1}, {64, 3, 130}, {1, 0, 2}},
+      {{8, 1, 64}, {8, 5, 64}, {1, 2, 3}},
+      {{2, 3}, {2, 0, 3}, {1, 0, 2}},
+  };
+  for (uint64_t k = 0; k < 48; ++k) {
+    uint64_t r = splitmix64_finalize(key + k);
+    auto draw = [&](uint64_t n) {
+      r = splitmix64_finalize(r);
+      return r % n;
+    };
+    const size_t in_rank = draw(6), inserted = draw(3);
+    Geometry g;
+    g.in.resize(in_rank);
+    for (uint64_t& d : g.in) d = draw(4) == 0 ? 1 : 1 + draw(24);
+    std::vector<uint64_t> order(in_rank + inserted);
+    for (size_t j = 0; j < order.size(); ++j) order[j] = j;
+    for (size_t j = order.size(); j > 1; --j) std::swap(order[j - 1], order[draw(j)]);
+    for (uint64_t a : order) {
+      if (a < in_rank) {
+        g.map.push_back(a + 1);
+        g.out.push_back(g.in[a] == 1 ? 1 + draw(6) : g.in[a]);
+      } else {
+        g.map.push_back(0);
+        g.out.push_back(1 + draw(6));
+      }
+    }
+    list.push_back(g);
+  }
+  return list;
+}
+
+std::vector<Geometry> swap_geometries(uint64_t key) {
+  std::vector<Geometry> list;
+  auto add = [&](Dims dims, uint64_t depth) {
+    Geometry g;
+    g.in = std::move(dims);
+    g.depth = depth;
+    list.push_back(g);
+  };
+  add({2, 3}, 0);
+  add({33, 65, 3}, 0);
+  add({33, 65, 3}, 1);
+  add({4, 33, 65}, 1);
+  add({8, 100, 16, 64}, 1);
+  add({2, 129, 97, 3}, 1);
+  add({3, 0, 2}, 1);
+  add({1, 5, 1}, 0);
+  for (uint64_t k = 0; k < 40; ++k) {
+    uint64_t r = splitmix64_finalize(key + k);
+    auto draw = [&](uint64_t n) {
+      r = splitmix64_finalize(r);
+      return r % n;
+    };
+    Dims dims(2 + draw(5));
+    for (uint64_t& d : dims) d = 1 + draw(14);
+    add(dims, draw(dims.size() - 1));
+  }
+  return list;
+}
+
 CaseList make_shape_cases(const Options& options) {
   CaseList cases;
+  for (Dtype dtype : {Dtype::f32, Dtype::f64}) {
+    const bool f32 = dtype == Dtype::f32;
+    uint64_t k = case_key(options.seed, name_of(GeometryOp::vec_to_cols), f32);
+    for (Geometry& g : vec_to_cols_geometries()) {
+      cases.push_back(std::make_unique<GeometryCase>(GeometryOp::vec_to_cols, dtype, g,
+                                                     splitmix64_finalize(++k)));
+    }
+    k = case_key(options.seed, name_of(GeometryOp::broadcast_to), f32);
+    for (Geometry& g : broadcast_geometries(k)) {
+      cases.push_back(std::make_unique<GeometryCase>(GeometryOp::broadcast_to, dtype, g,
+                                                     splitmix64_finalize(++k)));
+    }
+    k = case_key(options.seed, name_of(GeometryOp::swap), f32);
+    for (Geometry& g : swap_geometries(k)) {
+      cases.push_back(
+          std::make_unique<GeometryCase>(GeometryOp::swap, dtype, g, splitmix64_finalize(++k)));
+    }
+  }
   for (Dtype dtype : {Dtype::f32, Dtype::f64}) {
     const bool f32 = dtype == Dtype::f32;
     const uint64_t concat_key = case_key(options.seed, name_of(ShapeOp::concat1d), f32);
