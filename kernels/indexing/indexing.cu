@@ -1,0 +1,440 @@
+// CUDA backend of the indexing family (kernels/indexing/indexing.h).
+//
+// gather_rows copies whole rows as 16-, 8- or 4-byte words (the widest the row length and the
+// pointers allow): a 2-D grid (rows in y, words in x) for long rows, a flat grid-stride loop for
+// short ones. gather_at is a per-element word copy.
+//
+// The ordered scatter: (1) keys[i] = idx[i] < rows ? idx[i] : rows and src[i] = i; (2) a stable
+// CUB radix sort of (key, src) over the bits of `rows` groups the sources of each target in
+// increasing source order, out-of-range sources last; (3) one fold per touched row, started by the
+// position where a run of equal keys begins. Rows of 32 columns or more: a block per run, a thread
+// per column folding its column's sources in order (the values rows are read coalesced). Narrower
+// rows: a thread per (run, column) for runs of at most kLongRun sources; longer runs are listed
+// and folded by a warp per (run, column), the lanes loading 32 sources at a time and every lane
+// applying them in order through shuffles, so a run of 2^24 sources is a chain of adds without a
+// memory stall per add. Every add is __fadd_rn / __dadd_rn (no contraction, one rounding each).
+#include <cub/device/device_radix_sort.cuh>
+
+#include <algorithm>
+
+#include "kernels/common/launch.cuh"
+#include "kernels/indexing/indexing.h"
+
+namespace tlrt::kernels {
+namespace {
+
+// Runs longer than this are folded by the warp kernel (narrow rows).
+constexpr uint64_t kLongRun = 32;
+
+TLRT_DEVICE_INLINE float add_rn(float a, float b) {
+  return __fadd_rn(a, b);
+}
+TLRT_DEVICE_INLINE double add_rn(double a, double b) {
+  return __dadd_rn(a, b);
+}
+
+template <class T>
+struct Bits;
+template <>
+struct Bits<float> {
+  using type = uint32_t;
+};
+template <>
+struct Bits<double> {
+  using type = unsigned long long;
+};
+
+// ---------------------------------------------------------------------------------------------
+// gather_rows
+
+template <class W>
+__global__ void gather_rows_2d(const W* __restrict__ mat, uint32_t rows, uint64_t units,
+                               const uint32_t* __restrict__ idx, uint64_t k, W* __restrict__ out) {
+  const uint64_t stride = uint64_t{gridDim.x} * blockDim.x;
+  for (uint64_t r = blockIdx.y; r < k; r += gridDim.y) {
+    const uint32_t t = idx[r];
+    W* dst = out + r * units;
+    if (t < rows) {
+      const W* src = mat + uint64_t{t} * units;
+      for (uint64_t u = uint64_t{blockIdx.x} * blockDim.x + threadIdx.x; u < units; u += stride) {
+        dst[u] = src[u];
+      }
+    } else {
+      for (uint64_t u = uint64_t{blockIdx.x} * blockDim.x + threadIdx.x; u < units; u += stride) {
+        dst[u] = W{};
+      }
+    }
+  }
+}
+
+template <class W>
+__global__ void gather_rows_flat(const W* __restrict__ mat, uint32_t rows, uint32_t units,
+                                 const uint32_t* __restrict__ idx, uint64_t total,
+                                 W* __restrict__ out) {
+  const uint64_t stride = uint64_t{gridDim.x} * blockDim.x;
+  for (uint64_t i = uint64_t{blockIdx.x} * blockDim.x + threadIdx.x; i < total; i += stride) {
+    const uint64_t r = i / units;
+    const uint64_t u = i - r * units;
+    const uint32_t t = idx[r];
+    out[i] = t < rows ? mat[uint64_t{t} * units + u] : W{};
+  }
+}
+
+template <class W>
+void launch_gather_rows(const void* mat, uint64_t rows, uint64_t row_bytes, const uint32_t* idx,
+                        uint64_t k, void* out, CUstream_st* stream) {
+  const uint64_t units = row_bytes / sizeof(W);
+  const W* m = static_cast<const W*>(mat);
+  W* o = static_cast<W*>(out);
+  if (units >= 32) {
+    const uint64_t threads = std::min<uint64_t>(kThreads, (units + 31) / 32 * 32);
+    const uint64_t x = std::min<uint64_t>((units + threads - 1) / threads, 1u << 16);
+    const uint64_t y = std::min<uint64_t>(k, 65535);
+    gather_rows_2d<W>
+        <<<dim3(static_cast<unsigned>(x), static_cast<unsigned>(y)), static_cast<unsigned>(threads),
+           0, stream>>>(m, static_cast<uint32_t>(rows), units, idx, k, o);
+  } else {
+    const uint64_t total = k * units;
+    gather_rows_flat<W><<<grid_for(total, kThreads), kThreads, 0, stream>>>(
+        m, static_cast<uint32_t>(rows), static_cast<uint32_t>(units), idx, total, o);
+  }
+  check_launch("gather_rows");
+}
+
+// ---------------------------------------------------------------------------------------------
+// gather_at
+
+template <class T>
+__global__ void gather_at_kernel(const T* __restrict__ table, uint32_t size,
+                                 const T* __restrict__ positions, uint64_t count,
+                                 T* __restrict__ out) {
+  using B = typename Bits<T>::type;
+  const B* words = reinterpret_cast<const B*>(table);
+  B* dst = reinterpret_cast<B*>(out);
+  const uint64_t stride = uint64_t{gridDim.x} * blockDim.x;
+  for (uint64_t i = uint64_t{blockIdx.x} * blockDim.x + threadIdx.x; i < count; i += stride) {
+    dst[i] = words[at_index(positions[i], size)];
+  }
+}
+
+template <class T>
+__global__ void at_indices_kernel(const T* __restrict__ positions, uint32_t size, uint64_t count,
+                                  uint32_t* __restrict__ idx) {
+  const uint64_t stride = uint64_t{gridDim.x} * blockDim.x;
+  for (uint64_t i = uint64_t{blockIdx.x} * blockDim.x + threadIdx.x; i < count; i += stride) {
+    idx[i] = at_index(positions[i], size);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Ordered scatter
+
+size_t align256(size_t b) {
+  return (b + 255) / 256 * 256;
+}
+
+int key_bits(uint64_t rows) {
+  int bits = 0;
+  while (bits < 32 && (rows >> bits) != 0) ++bits;  // bits of the sentinel key `rows`
+  return bits;
+}
+
+size_t sort_temp_bytes(uint64_t rows, uint64_t k) {
+  size_t bytes = 0;
+  check_cuda(cub::DeviceRadixSort::SortPairs(
+                 nullptr, bytes, static_cast<const uint32_t*>(nullptr),
+                 static_cast<uint32_t*>(nullptr), static_cast<const uint32_t*>(nullptr),
+                 static_cast<uint32_t*>(nullptr), static_cast<uint32_t>(k), 0, key_bits(rows)),
+             "scatter_add_rows", "cub::DeviceRadixSort::SortPairs (size query)");
+  return bytes;
+}
+
+struct ScatterLayout {
+  size_t keys_in = 0, keys_out = 0, src_in = 0, src_out = 0, long_count = 0, long_list = 0;
+  size_t temp = 0, temp_bytes = 0, bytes = 0;
+};
+
+ScatterLayout scatter_layout(uint64_t rows, uint64_t k) {
+  ScatterLayout l;
+  const size_t words = align256(static_cast<size_t>(k) * sizeof(uint32_t));
+  l.keys_in = 0;
+  l.keys_out = l.keys_in + words;
+  l.src_in = l.keys_out + words;
+  l.src_out = l.src_in + words;
+  l.long_count = l.src_out + words;
+  l.long_list = l.long_count + 256;
+  l.temp = l.long_list + align256((static_cast<size_t>(k / kLongRun) + 1) * sizeof(uint32_t));
+  l.temp_bytes = sort_temp_bytes(rows, k);
+  l.bytes = l.temp + align256(l.temp_bytes);
+  return l;
+}
+
+__global__ void scatter_keys_kernel(const uint32_t* __restrict__ idx, uint64_t k, uint32_t rows,
+                                    uint32_t* __restrict__ keys, uint32_t* __restrict__ src) {
+  const uint64_t stride = uint64_t{gridDim.x} * blockDim.x;
+  for (uint64_t i = uint64_t{blockIdx.x} * blockDim.x + threadIdx.x; i < k; i += stride) {
+    const uint32_t t = idx[i];
+    keys[i] = t < rows ? t : rows;
+    src[i] = static_cast<uint32_t>(i);
+  }
+}
+
+// One past the last position of the run of `key` that starts at s (keys sorted ascending):
+// exponential then binary search.
+TLRT_DEVICE_INLINE uint64_t run_end(const uint32_t* keys, uint64_t k, uint64_t s, uint32_t key) {
+  uint64_t lo = s + 1;
+  uint64_t step = 1;
+  uint64_t hi = s + 1;
+  while (hi < k && keys[hi] == key) {
+    lo = hi + 1;
+    step *= 2;
+    hi = s + step;
+  }
+  if (hi > k) hi = k;
+  while (lo < hi) {
+    const uint64_t mid = lo + (hi - lo) / 2;
+    if (keys[mid] == key)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+TLRT_DEVICE_INLINE bool run_starts(const uint32_t* keys, uint64_t i, uint32_t key, uint32_t rows) {
+  return key < rows && (i == 0 || keys[i - 1] != key);
+}
+
+// Rows of 32 columns or more: a block per run, a thread per column.
+template <class T>
+__global__ void fold_wide_kernel(const uint32_t* __restrict__ keys,
+                                 const uint32_t* __restrict__ src, uint64_t k, uint32_t rows,
+                                 uint64_t cols, const T* __restrict__ values, T* __restrict__ out) {
+  constexpr int kUnroll = 8;
+  for (uint64_t i = blockIdx.x; i < k; i += gridDim.x) {
+    const uint32_t key = keys[i];
+    if (key >= rows) break;  // sorted: every later position is out of range too
+    if (!run_starts(keys, i, key, rows)) continue;
+    const uint64_t e = run_end(keys, k, i, key);
+    T* row = out + uint64_t{key} * cols;
+    for (uint64_t c = threadIdx.x; c < cols; c += blockDim.x) {
+      T acc = add_rn(static_cast<T>(-0.0), row[c]);
+      uint64_t j = i;
+      for (; j + kUnroll <= e; j += kUnroll) {
+        T v[kUnroll];
+#pragma unroll
+        for (int u = 0; u < kUnroll; ++u) v[u] = values[uint64_t{src[j + u]} * cols + c];
+#pragma unroll
+        for (int u = 0; u < kUnroll; ++u) acc = add_rn(acc, v[u]);
+      }
+      for (; j < e; ++j) acc = add_rn(acc, values[uint64_t{src[j]} * cols + c]);
+      row[c] = acc;
+    }
+  }
+}
+
+// Narrow rows: a thread per (run start, column); runs longer than kLongRun go to the long list
+// (entered once, by the column-0 thread).
+template <class T>
+__global__ void fold_narrow_kernel(const uint32_t* __restrict__ keys,
+                                   const uint32_t* __restrict__ src, uint64_t k, uint32_t rows,
+                                   uint32_t cols, const T* __restrict__ values, T* __restrict__ out,
+                                   uint32_t* __restrict__ long_count,
+                                   uint32_t* __restrict__ long_list) {
+  const uint64_t total = k * cols;
+  const uint64_t stride = uint64_t{gridDim.x} * blockDim.x;
+  for (uint64_t item = uint64_t{blockIdx.x} * blockDim.x + threadIdx.x; item < total;
+       item += stride) {
+    const uint64_t i = item / cols;
+    const uint64_t c = item - i * cols;
+    const uint32_t key = keys[i];
+    if (!run_starts(keys, i, key, rows)) continue;
+    if (i + kLongRun < k && keys[i + kLongRun] == key) {
+      if (c == 0) long_list[atomicAdd(long_count, 1u)] = static_cast<uint32_t>(i);
+      continue;
+    }
+    T* dst = out + uint64_t{key} * cols + c;
+    T acc = add_rn(static_cast<T>(-0.0), *dst);
+    for (uint64_t j = i; j < k && keys[j] == key; ++j) {
+      acc = add_rn(acc, values[uint64_t{src[j]} * cols + c]);
+    }
+    *dst = acc;
+  }
+}
+
+// Long runs of narrow rows: a warp per (run, column). The lanes load 32 * kTile sources ahead of
+// the fold; every lane folds the same sequence (shuffled in order), lane 0 stores.
+template <class T>
+__global__ void fold_long_kernel(const uint32_t* __restrict__ keys,
+                                 const uint32_t* __restrict__ src, uint64_t k, uint32_t cols,
+                                 const T* __restrict__ values, T* __restrict__ out,
+                                 const uint32_t* __restrict__ long_count,
+                                 const uint32_t* __restrict__ long_list) {
+  constexpr int kTile = 8;
+  constexpr uint64_t kSpan = 32 * kTile;
+  const unsigned lane = threadIdx.x & 31u;
+  const uint64_t warps = (uint64_t{gridDim.x} * blockDim.x) / 32;
+  const uint64_t pairs = uint64_t{*long_count} * cols;
+  for (uint64_t p = (uint64_t{blockIdx.x} * blockDim.x + threadIdx.x) / 32; p < pairs; p += warps) {
+    const uint64_t s = long_list[p / cols];
+    const uint64_t c = p - (p / cols) * cols;
+    const uint32_t key = keys[s];
+    const uint64_t e = run_end(keys, k, s, key);
+    T* dst = out + uint64_t{key} * cols + c;
+    T acc = add_rn(static_cast<T>(-0.0), *dst);
+    T next[kTile];
+    auto load = [&](uint64_t base, T* v) {
+#pragma unroll
+      for (int u = 0; u < kTile; ++u) {
+        const uint64_t j = base + u * 32 + lane;
+        v[u] = j < e ? values[uint64_t{src[j]} * cols + c] : static_cast<T>(0);
+      }
+    };
+    load(s, next);
+    for (uint64_t base = s; base < e; base += kSpan) {
+      T cur[kTile];
+#pragma unroll
+      for (int u = 0; u < kTile; ++u) cur[u] = next[u];
+      if (base + kSpan < e) load(base + kSpan, next);
+#pragma unroll
+      for (int u = 0; u < kTile; ++u) {
+        const uint64_t first = base + u * 32;
+        if (first >= e) break;
+        const uint64_t n = e - first;
+        if (n >= 32) {
+#pragma unroll
+          for (int l = 0; l < 32; ++l) acc = add_rn(acc, __shfl_sync(0xffffffffu, cur[u], l));
+        } else {
+          for (int l = 0; l < 32; ++l) {
+            const T v = __shfl_sync(0xffffffffu, cur[u], l);
+            if (static_cast<uint64_t>(l) < n) acc = add_rn(acc, v);
+          }
+        }
+      }
+    }
+    if (lane == 0) *dst = acc;
+  }
+}
+
+// Sorts the targets of idx and folds values into out (which already holds the base).
+template <class T>
+void ordered_fold(const T* values, uint64_t rows, uint64_t cols, const uint32_t* idx, uint64_t k,
+                  T* out, void* workspace, CUstream_st* stream, const char* op) {
+  const ScatterLayout l = scatter_layout(rows, k);
+  char* ws = static_cast<char*>(workspace);
+  uint32_t* keys_in = reinterpret_cast<uint32_t*>(ws + l.keys_in);
+  uint32_t* keys_out = reinterpret_cast<uint32_t*>(ws + l.keys_out);
+  uint32_t* src_in = reinterpret_cast<uint32_t*>(ws + l.src_in);
+  uint32_t* src_out = reinterpret_cast<uint32_t*>(ws + l.src_out);
+  uint32_t* long_count = reinterpret_cast<uint32_t*>(ws + l.long_count);
+  uint32_t* long_list = reinterpret_cast<uint32_t*>(ws + l.long_list);
+  const uint32_t r32 = static_cast<uint32_t>(rows);
+
+  scatter_keys_kernel<<<grid_for(k, kThreads), kThreads, 0, stream>>>(idx, k, r32, keys_in, src_in);
+  check_launch(op);
+  size_t temp_bytes = l.temp_bytes;
+  check_cuda(
+      cub::DeviceRadixSort::SortPairs(ws + l.temp, temp_bytes, keys_in, keys_out, src_in, src_out,
+                                      static_cast<uint32_t>(k), 0, key_bits(rows), stream),
+      op, "cub::DeviceRadixSort::SortPairs");
+  if (cols >= 32) {
+    const unsigned threads = cols >= 256 ? 256 : 128;
+    fold_wide_kernel<T>
+        <<<grid_for(k, 1), threads, 0, stream>>>(keys_out, src_out, k, r32, cols, values, out);
+    check_launch(op);
+    return;
+  }
+  const uint32_t c32 = static_cast<uint32_t>(cols);
+  check_cuda(cudaMemsetAsync(long_count, 0, sizeof(uint32_t), stream), op, "cudaMemsetAsync");
+  fold_narrow_kernel<T><<<grid_for(k * cols, kThreads), kThreads, 0, stream>>>(
+      keys_out, src_out, k, r32, c32, values, out, long_count, long_list);
+  check_launch(op);
+  const uint64_t max_pairs = (k / kLongRun + 1) * cols;
+  fold_long_kernel<T>
+      <<<grid_for(max_pairs, kThreads / 32, uint64_t{1} << 16), kThreads, 0, stream>>>(
+          keys_out, src_out, k, c32, values, out, long_count, long_list);
+  check_launch(op);
+}
+
+}  // namespace
+
+template <class T>
+void gather_rows_cuda(const T* mat, uint64_t rows, uint64_t cols, const uint32_t* idx, uint64_t k,
+                      T* out, CUstream_st* stream) {
+  if (cols == 0 || k == 0) return;
+  const uint64_t row_bytes = cols * sizeof(T);
+  if (row_bytes % 16 == 0 && aligned16(mat) && aligned16(out)) {
+    launch_gather_rows<uint4>(mat, rows, row_bytes, idx, k, out, stream);
+  } else if (row_bytes % 8 == 0 && reinterpret_cast<uintptr_t>(mat) % 8 == 0 &&
+             reinterpret_cast<uintptr_t>(out) % 8 == 0) {
+    launch_gather_rows<unsigned long long>(mat, rows, row_bytes, idx, k, out, stream);
+  } else {
+    launch_gather_rows<uint32_t>(mat, rows, row_bytes, idx, k, out, stream);
+  }
+}
+
+template <class T>
+void gather_at_cuda(const T* table, uint32_t size, const T* positions, uint64_t count, T* out,
+                    CUstream_st* stream) {
+  if (count == 0) return;
+  gather_at_kernel<T>
+      <<<grid_for(count, kThreads), kThreads, 0, stream>>>(table, size, positions, count, out);
+  check_launch("gather_at");
+}
+
+size_t ordered_scatter_workspace_bytes(uint64_t rows, uint64_t k) {
+  if (rows == 0 || k == 0) return 0;
+  return scatter_layout(rows, k).bytes;
+}
+
+template <class T>
+void scatter_add_rows_cuda(const T* mat, const T* values, uint64_t rows, uint64_t cols,
+                           const uint32_t* idx, uint64_t k, T* out, void* workspace,
+                           CUstream_st* stream) {
+  const char* op = "scatter_add_rows";
+  const uint64_t n = rows * cols;
+  if (n == 0) return;
+  if (mat != nullptr) {
+    check_cuda(cudaMemcpyAsync(out, mat, n * sizeof(T), cudaMemcpyDeviceToDevice, stream), op,
+               "cudaMemcpyAsync device to device");
+  } else {
+    check_cuda(cudaMemsetAsync(out, 0, n * sizeof(T), stream), op, "cudaMemsetAsync");
+  }
+  if (k == 0) return;
+  ordered_fold(values, rows, cols, idx, k, out, workspace, stream, op);
+}
+
+size_t scatter_add_at_workspace_bytes(uint32_t size, uint64_t count) {
+  if (size == 0 || count == 0) return 0;
+  return align256(static_cast<size_t>(count) * sizeof(uint32_t)) +
+         ordered_scatter_workspace_bytes(size, count);
+}
+
+template <class T>
+void scatter_add_at_cuda(uint32_t size, const T* positions, const T* values, uint64_t count, T* out,
+                         void* workspace, CUstream_st* stream) {
+  const char* op = "scatter_add_at";
+  if (size == 0) return;
+  check_cuda(cudaMemsetAsync(out, 0, size_t{size} * sizeof(T), stream), op, "cudaMemsetAsync");
+  if (count == 0) return;
+  uint32_t* idx = static_cast<uint32_t*>(workspace);
+  void* rest = static_cast<char*>(workspace) + align256(static_cast<size_t>(count) * 4);
+  at_indices_kernel<T>
+      <<<grid_for(count, kThreads), kThreads, 0, stream>>>(positions, size, count, idx);
+  check_launch(op);
+  ordered_fold(values, size, 1, idx, count, out, rest, stream, op);
+}
+
+#define TLRT_INDEXING_CUDA(T)                                                                     \
+  template void gather_rows_cuda<T>(const T*, uint64_t, uint64_t, const uint32_t*, uint64_t, T*,  \
+                                    CUstream_st*);                                                \
+  template void gather_at_cuda<T>(const T*, uint32_t, const T*, uint64_t, T*, CUstream_st*);      \
+  template void scatter_add_rows_cuda<T>(const T*, const T*, uint64_t, uint64_t, const uint32_t*, \
+                                         uint64_t, T*, void*, CUstream_st*);                      \
+  template void scatter_add_at_cuda<T>(uint32_t, const T*, const T*, uint64_t, T*, void*,         \
+                                       CUstream_st*);
+TLRT_INDEXING_CUDA(float)
+TLRT_INDEXING_CUDA(double)
+#undef TLRT_INDEXING_CUDA
+
+}  // namespace tlrt::kernels

@@ -1,0 +1,120 @@
+#include "runtime/indexing_dispatch.h"
+
+#include <string>
+
+#include "kernels/indexing/indexing.h"
+#include "runtime/dispatch.h"
+#include "runtime/shape_geometry.h"
+
+namespace tlrt {
+namespace {
+
+// Throws invalid_argument "size(<name>) = <size> but <arg> = <value>" when they differ.
+void require_size(const Buffer& b, const char* name, const char* arg, uint64_t value,
+                  const char* op) {
+  if (b.size() == value) return;
+  fail(ErrorKind::invalid_argument, op,
+       std::string("size(") + name + ") = " + std::to_string(b.size()) + " but " + arg + " = " +
+           std::to_string(value));
+}
+
+void require_nonempty_table(uint32_t size, const char* op) {
+  if (size != 0) return;
+  fail(ErrorKind::invalid_argument, op, std::string(op) + " needs a nonempty table (size = 0)");
+}
+
+}  // namespace
+
+std::unique_ptr<Buffer> gather_rows(const Buffer& mat, uint64_t rows, uint64_t cols,
+                                    const HostIndices& idx, const char* op) {
+  require_native(mat, op);
+  require_shape(mat, "mat", {rows, cols}, "[rows, cols]", op);
+  const uint64_t k = idx.count;
+  const uint64_t out_size = shape_size({k, cols}, "[k, cols]", op);
+  idx.check();
+  const IndexBlock block(mat.backend(), k, idx.fill, op);
+  std::unique_ptr<Buffer> out = Buffer::allocate(mat.backend(), mat.dtype(), out_size, op);
+  on_backend(
+      mat.backend(), mat.dtype(), op,
+      [&](auto as) {
+        using T = typename decltype(as)::type;
+        kernels::gather_rows_ref(mat.as<T>(), rows, cols, block.data(), k, out->as<T>());
+      },
+      [&](auto as, CUstream_st* s) {
+        using T = typename decltype(as)::type;
+        kernels::gather_rows_cuda(mat.as<T>(), rows, cols, block.data(), k, out->as<T>(), s);
+      });
+  return out;
+}
+
+std::unique_ptr<Buffer> scatter_add_rows(const Buffer& mat, const Buffer& values, uint64_t rows,
+                                         uint64_t cols, const HostIndices& idx, const char* op) {
+  require_compatible(op, {&mat, &values}, SameSize::no);
+  require_shape(mat, "mat", {rows, cols}, "[rows, cols]", op);
+  const uint64_t k = idx.count;
+  require_shape(values, "values", {k, cols}, "[k, cols]", op);
+  idx.check();
+  const IndexBlock block(mat.backend(), k, idx.fill, op);
+  std::unique_ptr<Buffer> out = Buffer::allocate(mat.backend(), mat.dtype(), rows * cols, op);
+  on_backend(
+      mat.backend(), mat.dtype(), op,
+      [&](auto as) {
+        using T = typename decltype(as)::type;
+        kernels::scatter_add_rows_ref(mat.as<T>(), values.as<T>(), rows, cols, block.data(), k,
+                                      out->as<T>());
+      },
+      [&](auto as, CUstream_st* s) {
+        using T = typename decltype(as)::type;
+        const bool folds = rows != 0 && cols != 0 && k != 0;
+        Workspace scratch(mat.backend(),
+                          folds ? kernels::ordered_scatter_workspace_bytes(rows, k) : 0, op);
+        kernels::scatter_add_rows_cuda(mat.as<T>(), values.as<T>(), rows, cols, block.data(), k,
+                                       out->as<T>(), scratch.data(), s);
+      });
+  return out;
+}
+
+std::unique_ptr<Buffer> gather_at(const Buffer& table, uint32_t size, const Buffer& positions,
+                                  uint64_t count, const char* op) {
+  require_compatible(op, {&table, &positions}, SameSize::no);
+  require_size(table, "table", "size", size, op);
+  require_size(positions, "positions", "count", count, op);
+  require_nonempty_table(size, op);
+  std::unique_ptr<Buffer> out = Buffer::allocate(table.backend(), table.dtype(), count, op);
+  on_backend(
+      table.backend(), table.dtype(), op,
+      [&](auto as) {
+        using T = typename decltype(as)::type;
+        kernels::gather_at_ref(table.as<T>(), size, positions.as<T>(), count, out->as<T>());
+      },
+      [&](auto as, CUstream_st* s) {
+        using T = typename decltype(as)::type;
+        kernels::gather_at_cuda(table.as<T>(), size, positions.as<T>(), count, out->as<T>(), s);
+      });
+  return out;
+}
+
+std::unique_ptr<Buffer> scatter_add_at(uint32_t size, const Buffer& positions, const Buffer& values,
+                                       uint64_t count, const char* op) {
+  require_compatible(op, {&positions, &values}, SameSize::no);
+  require_size(positions, "positions", "count", count, op);
+  require_size(values, "values", "count", count, op);
+  require_nonempty_table(size, op);
+  std::unique_ptr<Buffer> out = Buffer::allocate(values.backend(), values.dtype(), size, op);
+  on_backend(
+      values.backend(), values.dtype(), op,
+      [&](auto as) {
+        using T = typename decltype(as)::type;
+        kernels::scatter_add_at_ref(size, positions.as<T>(), values.as<T>(), count, out->as<T>());
+      },
+      [&](auto as, CUstream_st* s) {
+        using T = typename decltype(as)::type;
+        Workspace scratch(values.backend(), kernels::scatter_add_at_workspace_bytes(size, count),
+                          op);
+        kernels::scatter_add_at_cuda(size, positions.as<T>(), values.as<T>(), count, out->as<T>(),
+                                     scratch.data(), s);
+      });
+  return out;
+}
+
+}  // namespace tlrt
