@@ -54,7 +54,7 @@ lean_obj_res torchlean_dgemm_cuda(b_lean_obj_arg A, b_lean_obj_arg B, uint32_t m
     lean_object* out = lean_mk_empty_float_array(lean_box(outputs));
     lean_sarray_set_size(out, outputs);
     try {
-      tlrt::dgemm(a, b, lean_float_array_cptr(out), m, n, p, "dgemm");
+      tlrt::dgemm(tlrt::default_backend(), a, b, lean_float_array_cptr(out), m, n, p, "dgemm");
     } catch (...) {
       lean_dec(out);
       throw;

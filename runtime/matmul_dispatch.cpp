@@ -117,8 +117,8 @@ uint64_t dgemm_output_size(uint64_t a_size, uint64_t b_size, uint64_t m, uint64_
   return c_size;
 }
 
-void dgemm(const double* a, const double* b, double* c, uint64_t m, uint64_t n, uint64_t p,
-           const char* op) {
+void dgemm(Backend backend, const double* a, const double* b, double* c, uint64_t m, uint64_t n,
+           uint64_t p, const char* op) {
   const uint64_t outputs = m * p;
   if (outputs == 0) return;
   if (n == 0) {
@@ -126,7 +126,6 @@ void dgemm(const double* a, const double* b, double* c, uint64_t m, uint64_t n, 
     return;
   }
   const kernels::MatmulShape shape{1, m, n, p, false, false};
-  const Backend backend = default_backend();
   if (backend == Backend::reference) {
     kernels::bmm_ref(a, b, c, shape);
     return;

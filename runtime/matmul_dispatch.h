@@ -32,10 +32,11 @@ uint64_t dgemm_output_size(uint64_t a_size, uint64_t b_size, uint64_t m, uint64_
                            const char* op);
 
 // c (m x p) = a (m x n) * b (n x p), all host row-major binary64, sizes checked by
-// dgemm_output_size. On the CUDA backend the operands go up through the transfers' pinned
-// staging, one cuBLAS DGEMM runs on the selected device and the result comes back into c; on the
-// reference backend the reference loops run on the host. n = 0 or m*p = 0 gives zeros.
-void dgemm(const double* a, const double* b, double* c, uint64_t m, uint64_t n, uint64_t p,
-           const char* op);
+// dgemm_output_size. On the CUDA backend (the selected device) the operands go up through the
+// transfers' pinned staging, one cuBLAS DGEMM runs on the selected device and the result comes back
+// into c; on the reference backend the reference loops run on the host. n = 0 or m*p = 0 gives
+// zeros.
+void dgemm(Backend backend, const double* a, const double* b, double* c, uint64_t m, uint64_t n,
+           uint64_t p, const char* op);
 
 }  // namespace tlrt
