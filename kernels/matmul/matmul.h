@@ -1,0 +1,41 @@
+// Matrix products (SPEC-ops 10): C[b, i, j] = sum_k A'[b, i, k] B'[b, k, j] on contiguous row-major
+// operands, A' = A (stored (batch, m, n)) or A^T per batch (stored (batch, n, m)), B' = B (stored
+// (batch, n, p)) or B^T per batch (stored (batch, p, n)). The accumulation order is unspecified by
+// the contract; every result is within the bound of docs/NUMERICS.md ("Matrix products").
+// Extents arrive validated (products checked, buffers of the right sizes) and are all nonzero
+// except n: n = 0 writes zeros.
+#pragma once
+
+#include <cstdint>
+
+struct CUstream_st;
+struct cublasContext;
+
+namespace tlrt::kernels {
+
+struct MatmulShape {
+  uint64_t batch = 0;
+  uint64_t m = 0;
+  uint64_t n = 0;
+  uint64_t p = 0;
+  bool transpose_a = false;
+  bool transpose_b = false;
+};
+
+// Reference backend (kernels/matmul/matmul_ref.cpp): for each (b, i, j) the products are
+// accumulated in k order in a wider format (float in double, whose products of two floats are
+// exact; double in long double) and rounded once to T at the end. batch*m*p outputs.
+template <class T>
+void bmm_ref(const T* a, const T* b, T* c, const MatmulShape& shape);
+
+// CUDA backend (kernels/matmul/matmul_cuda.cpp): one cuBLAS GEMM (batch = 1) or strided-batched
+// GEMM on the row-major operands read in place through the operation flags (the column-major
+// product C^T = B'^T A'^T); n = 0 queues a memset of zeros. `handle` is bound to `stream` and
+// carries the caller's math mode (strict float32 unless TF32 was allowed); its workspace is
+// already set. Asynchronous on `stream`; throws tlrt::Error (library) naming op on a cuBLAS
+// failure.
+template <class T>
+void bmm_cuda(const T* a, const T* b, T* c, const MatmulShape& shape, cublasContext* handle,
+              CUstream_st* stream, const char* op);
+
+}  // namespace tlrt::kernels

@@ -1,0 +1,231 @@
+// The CUDA backend of the matrix products against the reference backend, in one process: random
+// operands in both dtypes for every tA/tB pair, single and batched, within the bound of
+// docs/NUMERICS.md ("Matrix products") at each output's scale S = sum_k |a_ik||b_kj|; ten runs on
+// the GPU under the deterministic setting give identical bits; dgemm against the reference loops.
+// The cuBLAS handle's math mode is read directly: strict (pedantic) under the default settings
+// and after a scope, TF32 only inside a scope made while setting 0 is on. Without a device every
+// test skips with a visible reason.
+#include <cublas_v2.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kernels/random/splitmix.h"
+#include "runtime/context.h"
+#include "runtime/cuda_libraries.h"
+#include "runtime/matmul_dispatch.h"
+#include "runtime/settings.h"
+#include "runtime/transfer.h"
+
+namespace {
+
+using tlrt::Backend;
+using tlrt::Buffer;
+using tlrt::Dtype;
+
+class MatmulGpu : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (tlrt::cuda_device_count() == 0) {
+      GTEST_SKIP() << "no CUDA device visible: GPU checks of the matmul family cannot run here";
+    }
+    if (tlrt::default_backend() != Backend::cuda) {
+      GTEST_SKIP()
+          << "TLRT_DEVICE selects the reference backend: the CUDA backend is not initialised";
+    }
+    tlrt::ensure_initialized();
+  }
+  void TearDown() override {
+    tlrt::set_setting(static_cast<uint32_t>(tlrt::Setting::matmul_tf32), 0);
+  }
+};
+
+struct Extents {
+  uint64_t batch, m, n, p;
+};
+
+template <class T>
+std::vector<T> random_values(uint64_t count, uint64_t key) {
+  std::vector<T> v(count);
+  for (uint64_t i = 0; i < count; ++i) {
+    const double u =
+        static_cast<double>(tlrt::random::splitmix64_finalize(key + i) >> 11) * 0x1p-53;
+    v[i] = static_cast<T>(2 * u - 1);
+  }
+  return v;
+}
+
+template <class T>
+std::unique_ptr<Buffer> upload(Backend backend, const std::vector<T>& v) {
+  constexpr Dtype dt = sizeof(T) == 4 ? Dtype::f32 : Dtype::f64;
+  return tlrt::upload_words(backend, dt, reinterpret_cast<const uint8_t*>(v.data()), v.size(), dt,
+                            "matmul_gpu_test");
+}
+
+template <class T>
+std::vector<T> download(const Buffer& b) {
+  constexpr Dtype dt = sizeof(T) == 4 ? Dtype::f32 : Dtype::f64;
+  std::vector<T> v(b.size());
+  tlrt::download_words(b, reinterpret_cast<uint8_t*>(v.data()), dt, "matmul_gpu_test");
+  return v;
+}
+
+long double gamma_of(uint64_t k, long double u) {
+  const long double ku = static_cast<long double>(k) * u;
+  return ku / (1 - ku);
+}
+
+// S = sum_k |A'[b,i,k]| |B'[b,k,j]| for every output.
+template <class T>
+std::vector<long double> scales(const std::vector<T>& a, const std::vector<T>& b, const Extents& e,
+                                bool ta, bool tb) {
+  std::vector<long double> s(e.batch * e.m * e.p, 0);
+  for (uint64_t bb = 0; bb < e.batch; ++bb)
+    for (uint64_t i = 0; i < e.m; ++i)
+      for (uint64_t j = 0; j < e.p; ++j) {
+        long double sum = 0;
+        for (uint64_t k = 0; k < e.n; ++k) {
+          const T x = ta ? a[(bb * e.n + k) * e.m + i] : a[(bb * e.m + i) * e.n + k];
+          const T y = tb ? b[(bb * e.p + j) * e.n + k] : b[(bb * e.n + k) * e.p + j];
+          sum += std::fabs(static_cast<long double>(x) * static_cast<long double>(y));
+        }
+        s[(bb * e.m + i) * e.p + j] = sum;
+      }
+  return s;
+}
+
+// The subject-vs-reference bound of docs/NUMERICS.md.
+template <class T>
+long double allowed(long double scale, uint64_t n) {
+  const bool f32 = sizeof(T) == 4;
+  const long double u = std::ldexp(1.0L, f32 ? -24 : -53);
+  const long double u_wide = std::ldexp(1.0L, f32 ? -53 : -64);
+  return (gamma_of(n, u) + u + 2 * gamma_of(n, u_wide)) * scale +
+         2 * static_cast<long double>(n) * std::numeric_limits<T>::denorm_min();
+}
+
+template <class T>
+void compare_with_reference() {
+  const Extents shapes[] = {{1, 257, 511, 129}, {8, 64, 96, 33}, {3, 1, 4099, 1}, {1, 1, 1, 1}};
+  uint64_t key = sizeof(T);
+  for (const Extents& e : shapes) {
+    for (int flags = 0; flags < 4; ++flags) {
+      const bool ta = flags & 1, tb = flags & 2;
+      const std::vector<T> a = random_values<T>(e.batch * e.m * e.n, key++ * 0x9E3779B97F4A7C15ull);
+      const std::vector<T> b = random_values<T>(e.batch * e.n * e.p, key++ * 0x9E3779B97F4A7C15ull);
+      auto run = [&](Backend backend) {
+        auto da = upload<T>(backend, a), db = upload<T>(backend, b);
+        return download<T>(*tlrt::bmm(*da, *db, e.batch, e.m, e.n, e.p, ta, tb, "test"));
+      };
+      const std::vector<T> got = run(Backend::cuda), want = run(Backend::reference);
+      const std::vector<long double> s = scales(a, b, e, ta, tb);
+      ASSERT_EQ(got.size(), want.size());
+      uint64_t outside = 0;
+      for (size_t i = 0; i < got.size(); ++i) {
+        const long double error = std::fabs(static_cast<long double>(got[i]) - want[i]);
+        if (!(error <= allowed<T>(s[i], e.n))) {
+          if (++outside <= 3) {
+            ADD_FAILURE() << "batch " << e.batch << " m " << e.m << " n " << e.n << " p " << e.p
+                          << " tA " << ta << " tB " << tb << " output " << i << ": " << got[i]
+                          << " vs " << want[i] << ", S = " << static_cast<double>(s[i]);
+          }
+        }
+      }
+      EXPECT_EQ(outside, 0u);
+    }
+  }
+}
+
+TEST_F(MatmulGpu, BmmWithinTheBoundOfTheReferenceFloat32) {
+  compare_with_reference<float>();
+}
+TEST_F(MatmulGpu, BmmWithinTheBoundOfTheReferenceFloat64) {
+  compare_with_reference<double>();
+}
+
+template <class T>
+void repeatable() {
+  const uint32_t deterministic = static_cast<uint32_t>(tlrt::Setting::deterministic);
+  const uint32_t before = tlrt::get_setting(deterministic);
+  tlrt::set_setting(deterministic, 1);
+  const Extents shapes[] = {{1, 1024, 4096, 512}, {16, 128, 300, 64}, {1, 7, 65537, 3}};
+  for (const Extents& e : shapes) {
+    for (int flags = 0; flags < 4; ++flags) {
+      const bool ta = flags & 1, tb = flags & 2;
+      auto da = upload<T>(Backend::cuda, random_values<T>(e.batch * e.m * e.n, 11 + flags));
+      auto db = upload<T>(Backend::cuda, random_values<T>(e.batch * e.n * e.p, 97 + flags));
+      const std::vector<T> first =
+          download<T>(*tlrt::bmm(*da, *db, e.batch, e.m, e.n, e.p, ta, tb, "test"));
+      for (int run = 1; run < 10; ++run) {
+        const std::vector<T> again =
+            download<T>(*tlrt::bmm(*da, *db, e.batch, e.m, e.n, e.p, ta, tb, "test"));
+        ASSERT_EQ(0, std::memcmp(first.data(), again.data(), first.size() * sizeof(T)))
+            << "run " << run << " differs: batch " << e.batch << " m " << e.m << " n " << e.n
+            << " p " << e.p << " tA " << ta << " tB " << tb;
+      }
+    }
+  }
+  tlrt::set_setting(deterministic, before);
+}
+
+TEST_F(MatmulGpu, TenRunsGiveIdenticalBitsFloat32) {
+  repeatable<float>();
+}
+TEST_F(MatmulGpu, TenRunsGiveIdenticalBitsFloat64) {
+  repeatable<double>();
+}
+
+TEST_F(MatmulGpu, DgemmWithinTheBoundOfTheReference) {
+  const uint64_t m = 300, n = 1031, p = 77;
+  const std::vector<double> a = random_values<double>(m * n, 5),
+                            b = random_values<double>(n * p, 6);
+  std::vector<double> got(m * p), want(m * p);
+  tlrt::dgemm(Backend::cuda, a.data(), b.data(), got.data(), m, n, p, "test");
+  tlrt::dgemm(Backend::reference, a.data(), b.data(), want.data(), m, n, p, "test");
+  const std::vector<long double> s = scales(a, b, Extents{1, m, n, p}, false, false);
+  for (size_t i = 0; i < got.size(); ++i) {
+    ASSERT_LE(std::fabs(static_cast<long double>(got[i]) - want[i]), allowed<double>(s[i], n))
+        << "output " << i;
+  }
+}
+
+cublasMath_t math_mode(cublasContext* handle) {
+  cublasMath_t mode{};
+  EXPECT_EQ(cublasGetMathMode(handle, &mode), CUBLAS_STATUS_SUCCESS);
+  return mode;
+}
+
+// What the dispatch asks for: CublasMathScope(device, setting_enabled(Setting::matmul_tf32)).
+cublasMath_t mode_under_settings() {
+  tlrt::cuda::CublasMathScope scope(tlrt::selected_device(),
+                                    tlrt::setting_enabled(tlrt::Setting::matmul_tf32));
+  return math_mode(scope.handle());
+}
+
+TEST_F(MatmulGpu, CublasMathModeFollowsTheTf32Setting) {
+  const uint32_t tf32 = static_cast<uint32_t>(tlrt::Setting::matmul_tf32);
+  ASSERT_EQ(tlrt::get_setting(tf32), 0u) << "TF32 must be off by default";
+  cublasContext* handle = tlrt::cuda::cublas_handle(tlrt::selected_device());
+  EXPECT_EQ(math_mode(handle), CUBLAS_PEDANTIC_MATH);
+  EXPECT_EQ(mode_under_settings(), CUBLAS_PEDANTIC_MATH);
+  tlrt::set_setting(tf32, 1);
+  EXPECT_EQ(mode_under_settings(), CUBLAS_TF32_TENSOR_OP_MATH);
+  EXPECT_EQ(math_mode(handle), CUBLAS_PEDANTIC_MATH) << "the scope must restore the strict mode";
+  tlrt::set_setting(tf32, 0);
+  EXPECT_EQ(mode_under_settings(), CUBLAS_PEDANTIC_MATH);
+  // A product under the TF32 setting leaves the handle strict for the next caller.
+  tlrt::set_setting(tf32, 1);
+  auto da = upload<float>(Backend::cuda, random_values<float>(64 * 64, 1));
+  auto db = upload<float>(Backend::cuda, random_values<float>(64 * 64, 2));
+  auto c = tlrt::bmm(*da, *db, 1, 64, 64, 64, false, false, "test");
+  tlrt::set_setting(tf32, 0);
+  EXPECT_EQ(math_mode(handle), CUBLAS_PEDANTIC_MATH);
+}
+
+}  // namespace
