@@ -32,17 +32,18 @@ struct Geometry {
 };
 
 Geometry geometry(S s) {
-  Geometry g{static_cast<int64_t>(s[0]), static_cast<int64_t>(s[1]), static_cast<int64_t>(s[2]),
-             {}};
+  Geometry g{
+      static_cast<int64_t>(s[0]), static_cast<int64_t>(s[1]), static_cast<int64_t>(s[2]), {}};
   g.indices.resize(static_cast<size_t>(g.k));
-  for (int64_t i = 0; i < g.k; ++i) g.indices[static_cast<size_t>(i)] = static_cast<int64_t>(s[3 + i]);
+  for (int64_t i = 0; i < g.k; ++i)
+    g.indices[static_cast<size_t>(i)] = static_cast<int64_t>(s[3 + i]);
   return g;
 }
 
 // TorchLean's device_indices: a blocking host-to-device copy of an int64 vector.
 at::Tensor device_indices(const std::vector<int64_t>& values, const at::Tensor& like) {
-  return at::tensor(values, at::TensorOptions().dtype(at::kLong)).to(like.device(), at::kLong,
-                                                                     false, true);
+  return at::tensor(values, at::TensorOptions().dtype(at::kLong))
+      .to(like.device(), at::kLong, false, true);
 }
 
 at::Tensor matrix(const at::Tensor& flat, int64_t rows, int64_t cols) {
@@ -121,7 +122,8 @@ const AtenOpRegistration kIndexingOps({
      [](X x, S s) -> Tensors { return {torchlean_ordered_scatter(x[0], x[1], geometry(s))}; }},
     {"index_select", 1, false, "index_select(table, 0, device indices)",
      [](X x, S s) -> Tensors {
-       const at::Tensor table = matrix(x[0], static_cast<int64_t>(s[0]), static_cast<int64_t>(s[1]));
+       const at::Tensor table =
+           matrix(x[0], static_cast<int64_t>(s[0]), static_cast<int64_t>(s[1]));
        return {table.index_select(0, cached_indices(s, table))};
      }},
     {"index_add", 2, false, "clone(base).index_add_(0, device indices, values) (atomic, unordered)",

@@ -36,7 +36,7 @@ std::string tflops_text(double flops, double us) {
 }
 
 void add_bmm_row(Harness& h, uint64_t batch, uint64_t size, bool ta, bool tb, const float* a,
-                 const float* b, float* c) {
+                 const float* b, float* c, bool default_math = false) {
   const tlrt::kernels::MatmulShape shape{batch, size, size, size, ta, tb};
   double us = -1;
   {
@@ -44,17 +44,23 @@ void add_bmm_row(Harness& h, uint64_t batch, uint64_t size, bool ta, bool tb, co
     tlrt::cuda::CublasMathScope scope(tlrt::selected_device(), false);
     cudaStream_t bound = nullptr;
     cublasGetStream(scope.handle(), &bound);
+    cublasMath_t mode = CUBLAS_DEFAULT_MATH;
+    cublasGetMathMode(scope.handle(), &mode);
+    // For scale only: the same product in cuBLAS's default math mode (still no TF32).
+    if (default_math) cublasSetMathMode(scope.handle(), CUBLAS_DEFAULT_MATH);
     us = h.device_median_us([&](CUstream_st* s) {
       cublasSetStream(scope.handle(), s);
       tlrt::kernels::bmm_cuda(a, b, c, shape, scope.handle(), s, "bench");
     });
+    cublasSetMathMode(scope.handle(), mode);
     cublasSetStream(scope.handle(), bound);
   }
   const double flops = 2.0 * static_cast<double>(batch) * size * size * size;
   Row r;
   r.group = "matmul";
   r.name = "bmm float32 " + std::to_string(batch) + " x " + std::to_string(size) + "^3, tA " +
-           std::to_string(ta) + " tB " + std::to_string(tb);
+           std::to_string(ta) + " tB " + std::to_string(tb) +
+           (default_math ? " (cuBLAS default math, for scale)" : "");
   r.median_us = us;
   r.size = batch * size * size;
   const void* inputs[2] = {a, b};
@@ -62,8 +68,8 @@ void add_bmm_row(Harness& h, uint64_t batch, uint64_t size, bool ta, bool tb, co
                              static_cast<double>(size),  static_cast<double>(size),
                              static_cast<double>(ta),    static_cast<double>(tb)};
   r.aten_us = std::max(0.0, aten::median_us(h, kAtenBmm, 0, inputs, 2, scalars, r.size, 10));
-  r.note = "TFLOP/s " + tflops_text(flops, us) + " (ATen " + tflops_text(flops, r.aten_us) +
-           "); strict float32";
+  r.note = "TFLOP/s " + tflops_text(flops, us) + " (ATen " + tflops_text(flops, r.aten_us) + ")" +
+           (default_math ? "; CUBLAS_DEFAULT_MATH, no TF32" : "; strict float32 (pedantic)");
   h.add(r);
 }
 
@@ -122,6 +128,8 @@ void matmul_benchmarks(Harness& h, const BenchOptions&) {
   cudaDeviceSynchronize();
   for (int flags = 0; flags < 4; ++flags) add_bmm_row(h, 1, 4096, flags & 1, flags & 2, a, b, c);
   for (int flags = 0; flags < 4; ++flags) add_bmm_row(h, 32, 1024, flags & 1, flags & 2, a, b, c);
+  add_bmm_row(h, 1, 4096, false, false, a, b, c, true);
+  add_bmm_row(h, 32, 1024, false, false, a, b, c, true);
   cudaDeviceSynchronize();
   cudaFree(c);
   cudaFree(b);
