@@ -11,8 +11,9 @@
 //   - ATen's own device-index primitives for the rows whose indices already live on the device on
 //     both sides: index_select, and clone + index_add_ (atomic, unordered). Their index tensors
 //     are made once, on the first (untimed) call, and reused.
-// Host scalars: rows (targets), cols, k, then the k indices. Every input gets the same element
-// count from the harness, so the base and the values are the leading parts of their inputs.
+// Host scalars: rows (targets), cols, k, a tag naming the index set, then the k indices. Every
+// input gets the same element count from the harness, so the base and the values are the leading
+// parts of their inputs.
 #include <ATen/ATen.h>
 
 #include <algorithm>
@@ -36,7 +37,7 @@ Geometry geometry(S s) {
       static_cast<int64_t>(s[0]), static_cast<int64_t>(s[1]), static_cast<int64_t>(s[2]), {}};
   g.indices.resize(static_cast<size_t>(g.k));
   for (int64_t i = 0; i < g.k; ++i)
-    g.indices[static_cast<size_t>(i)] = static_cast<int64_t>(s[3 + i]);
+    g.indices[static_cast<size_t>(i)] = static_cast<int64_t>(s[4 + i]);
   return g;
 }
 
@@ -99,15 +100,14 @@ at::Tensor torchlean_ordered_scatter(const at::Tensor& base_flat, const at::Tens
   return out;
 }
 
-// The device index tensor of the row's indices, made on the first call for this scalar array.
+// The device index tensor of the row's indices, made on the first call for this index set (the
+// tag; a scalar array may reuse the address of an earlier one) and kept for the later calls.
 const at::Tensor& cached_indices(S s, const at::Tensor& like) {
-  static const double* key = nullptr;
-  static int64_t count = -1;
+  static double tag = -1;
   static at::Tensor cached;
-  if (key != s || count != static_cast<int64_t>(s[2]) || cached.device() != like.device()) {
+  if (tag != s[3] || !cached.defined() || cached.device() != like.device()) {
     cached = device_indices(geometry(s).indices, like);
-    key = s;
-    count = static_cast<int64_t>(s[2]);
+    tag = s[3];
   }
   return cached;
 }

@@ -50,10 +50,12 @@ std::vector<uint32_t> host_indices(uint64_t k, uint64_t range, uint64_t seed) {
   return idx;
 }
 
-// The ATen compositions' host scalars: rows, cols, k, then the indices.
+// The ATen compositions' host scalars: rows, cols, k, a tag unique to this index set, then the
+// indices.
 std::vector<double> aten_scalars(uint64_t rows, uint64_t cols, const std::vector<uint32_t>& idx) {
+  static double next_tag = 0;
   std::vector<double> s = {static_cast<double>(rows), static_cast<double>(cols),
-                           static_cast<double>(idx.size())};
+                           static_cast<double>(idx.size()), next_tag++};
   s.insert(s.end(), idx.begin(), idx.end());
   return s;
 }
