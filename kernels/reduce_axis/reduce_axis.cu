@@ -10,13 +10,15 @@
 //   keys back into values.
 // * ordered_fold: out[c] = ((+0 + M[0, c]) + M[1, c]) + ..., one thread per column running the
 //   chain of dependent additions out of shared memory, so that the chain never waits for memory.
-//   A block owns a tile of 8, 16 or 32 consecutive columns and walks the rows in chunks of 32 KiB:
-//   while the chain threads fold chunk k, every thread of the block has the loads of chunk k + 1
-//   in flight in registers. Addresses are mixed-radix offsets of the row and the column (tables
+//   A block owns a tile of 8, 16 or 32 consecutive columns and walks the rows in chunks of 16 KiB
+//   through a ring of 4 shared-memory stages: while the chain threads fold chunk k, the copies of
+//   chunks k + 1 .. k + 3 are in flight (cp.async, issued by every thread of the block, holding no
+//   registers). Addresses are mixed-radix offsets of the row and the column (tables
 //   per chunk and per tile in shared memory), so one kernel serves reduce_sum_axis (any axis) and
 //   reduce_from_broadcast (any axis map); a warp's loads run along the columns when the innermost
 //   column axis is contiguous, along the rows when each column's chain is contiguous. Every
 //   addition is __fadd_rn / __dadd_rn in the fold's order, whatever the tile or the schedule.
+#include <cuda_pipeline.h>
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -210,7 +212,8 @@ __global__ void keys_to_values_kernel(const typename MaxKeyTraits<T>::Key* keys,
 // ---------------------------------------------------------------------------------------------
 // Ordered fold
 
-constexpr uint32_t kFoldChunkBytes = 32768;
+constexpr uint32_t kFoldChunkBytes = 16384;  // one stage of rows of a tile
+constexpr uint32_t kFoldStages = 4;          // chunks in flight: kFoldStages - 1 while one folds
 
 template <class T>
 struct FoldChunk {
@@ -229,100 +232,119 @@ TLRT_DEVICE_INLINE uint64_t device_offset(const FoldAxes& axes, uint64_t i) {
   return offset + i * axes.stride[0];
 }
 
-// Shared memory of one block for tiles of 2^tc_shift columns: the chunk (rows x (tc + 1), padded
-// against bank conflicts), the chunk's row offsets, the tile's column offsets.
+// Shared memory of one block for tiles of 2^tc_shift columns: per stage a chunk of rows x
+// (tc + 1) elements (padded against bank conflicts) and the chunk's row offsets; then the tile's
+// column offsets.
+struct FoldLayout {
+  uint32_t chunk_rows = 0;
+  uint32_t pitch = 0;
+  size_t stage_bytes = 0;  // data of one stage, 16-byte aligned
+  size_t tables_offset = 0;
+  size_t bytes = 0;
+};
+
 template <class T>
-size_t fold_shared_bytes(uint32_t tc_shift) {
-  const uint32_t tc = 1u << tc_shift;
-  const uint32_t chunk_rows = FoldChunk<T>::kElements >> tc_shift;
-  const size_t data = (static_cast<size_t>(chunk_rows) * (tc + 1) * sizeof(T) + 15) / 16 * 16;
-  return data + (static_cast<size_t>(chunk_rows) + tc) * sizeof(uint64_t);
+TLRT_HOST_DEVICE FoldLayout fold_layout(uint32_t tc_shift) {
+  FoldLayout l;
+  l.chunk_rows = FoldChunk<T>::kElements >> tc_shift;
+  l.pitch = (1u << tc_shift) + 1;
+  l.stage_bytes = (static_cast<size_t>(l.chunk_rows) * l.pitch * sizeof(T) + 15) / 16 * 16;
+  l.tables_offset = l.stage_bytes * kFoldStages;
+  l.bytes = l.tables_offset +
+            (static_cast<size_t>(l.chunk_rows) * kFoldStages + (1u << tc_shift)) * sizeof(uint64_t);
+  return l;
 }
 
+// One block per tile of tc = 2^tc_shift consecutive columns. Every thread queues asynchronous
+// copies (cp.async, no registers held) of its share of chunk k + kFoldStages - 1 while thread j
+// < tc adds the rows of chunk k to column c0 + j's chain, one __fadd_rn / __dadd_rn per row in
+// increasing row order.
 template <class T, bool kRowsFastest>
 __global__ void __launch_bounds__(kThreads)
     ordered_fold_kernel(const T* __restrict__ x, T* __restrict__ out,
                         const __grid_constant__ FoldGeometry g, uint32_t tc_shift) {
   constexpr uint32_t kChunk = FoldChunk<T>::kElements;
-  constexpr uint32_t kPer = kChunk / kThreads;  // elements each thread loads per chunk
+  constexpr uint32_t kPer = kChunk / kThreads;  // elements each thread copies per chunk
   static_assert(kChunk % kThreads == 0, "whole chunks per thread");
   extern __shared__ __align__(16) unsigned char shared[];
+  const FoldLayout l = fold_layout<T>(tc_shift);
   const uint32_t tc = 1u << tc_shift;
-  const uint32_t chunk_rows = kChunk >> tc_shift;
-  const uint32_t row_shift = __ffs(chunk_rows) - 1;
-  const uint32_t pitch = tc + 1;
-  T* data = reinterpret_cast<T*>(shared);
-  uint64_t* row_table = reinterpret_cast<uint64_t*>(
-      shared + (static_cast<size_t>(chunk_rows) * pitch * sizeof(T) + 15) / 16 * 16);
-  uint64_t* col_table = row_table + chunk_rows;
+  const uint32_t chunk_rows = l.chunk_rows;
+  const uint32_t row_shift = __ffs(static_cast<int>(chunk_rows)) - 1;
+  uint64_t* row_tables = reinterpret_cast<uint64_t*>(shared + l.tables_offset);
+  uint64_t* col_table = row_tables + static_cast<size_t>(chunk_rows) * kFoldStages;
+  auto stage_data = [&](uint64_t chunk) {
+    return reinterpret_cast<T*>(shared + (chunk % kFoldStages) * l.stage_bytes);
+  };
+  auto stage_rows = [&](uint64_t chunk) { return row_tables + (chunk % kFoldStages) * chunk_rows; };
 
   const uint32_t tid = threadIdx.x;
   const uint64_t c0 = static_cast<uint64_t>(blockIdx.x) << tc_shift;
   const uint64_t rows = g.row_count;
   const uint64_t cols = g.col_count;
+  const uint64_t chunks = (rows + chunk_rows - 1) >> row_shift;
   for (uint32_t j = tid; j < tc; j += kThreads) {
     col_table[j] = c0 + j < cols ? device_offset(g.cols, c0 + j) : 0;
   }
-  const uint64_t chunks = (rows + chunk_rows - 1) >> row_shift;
 
   auto fill_row_table = [&](uint64_t chunk) {
+    uint64_t* table = stage_rows(chunk);
     const uint64_t first = chunk << row_shift;
     for (uint32_t r = tid; r < chunk_rows; r += kThreads) {
-      row_table[r] = first + r < rows ? device_offset(g.rows, first + r) : 0;
+      table[r] = first + r < rows ? device_offset(g.rows, first + r) : 0;
     }
   };
-  // Element e of a chunk: row and column inside the chunk.
-  auto place = [&](uint32_t e, uint32_t& r, uint32_t& j) {
-    if (kRowsFastest) {
-      j = e >> row_shift;
-      r = e & (chunk_rows - 1);
-    } else {
-      r = e >> tc_shift;
-      j = e & (tc - 1);
-    }
-  };
-  T staged[kPer];
-  auto load = [&](uint64_t chunk) {
+  // Queues the copies of chunk `chunk` (its row table filled and visible). Elements outside the
+  // matrix are not copied and never read.
+  auto issue = [&](uint64_t chunk) {
+    const uint64_t* table = stage_rows(chunk);
+    T* data = stage_data(chunk);
     const uint64_t first = chunk << row_shift;
-#pragma unroll
+#pragma unroll 8
     for (uint32_t i = 0; i < kPer; ++i) {
+      const uint32_t e = i * kThreads + tid;
       uint32_t r, j;
-      place(i * kThreads + tid, r, j);
-      staged[i] = first + r < rows && c0 + j < cols ? x[row_table[r] + col_table[j]] : T(0);
-    }
-  };
-  auto store = [&]() {
-#pragma unroll
-    for (uint32_t i = 0; i < kPer; ++i) {
-      uint32_t r, j;
-      place(i * kThreads + tid, r, j);
-      data[r * pitch + j] = staged[i];
+      if (kRowsFastest) {
+        j = e >> row_shift;
+        r = e & (chunk_rows - 1);
+      } else {
+        r = e >> tc_shift;
+        j = e & (tc - 1);
+      }
+      if (first + r < rows && c0 + j < cols) {
+        __pipeline_memcpy_async(data + r * l.pitch + j, x + table[r] + col_table[j], sizeof(T));
+      }
     }
   };
 
-  fill_row_table(0);
-  __syncthreads();
-  load(0);
-  store();
-  __syncthreads();
-  T acc = T(0);  // the fold starts from +0
-  for (uint64_t k = 0; k < chunks; ++k) {
-    const bool more = k + 1 < chunks;
-    if (more) fill_row_table(k + 1);
+  // Prologue: chunks 0 .. kFoldStages - 2 in flight (one commit group each, empty ones too, so
+  // that the group count stays uniform).
+  for (uint32_t s = 0; s + 1 < kFoldStages; ++s) {
+    if (s < chunks) fill_row_table(s);
     __syncthreads();
-    if (more) load(k + 1);  // in flight while the chain below runs
-    if (tid < tc) {
+    if (s < chunks) issue(s);
+    __pipeline_commit();
+  }
+  T acc = T(0);  // the fold starts from +0
+  const bool chain = tid < tc && c0 + tid < cols;
+  for (uint64_t k = 0; k < chunks; ++k) {
+    const uint64_t ahead = k + kFoldStages - 1;
+    if (ahead < chunks) fill_row_table(ahead);  // its stage held chunk k - 1, folded already
+    __syncthreads();
+    if (ahead < chunks) issue(ahead);
+    __pipeline_commit();
+    __pipeline_wait_prior(kFoldStages - 1);  // this thread's copies of chunk k have landed
+    __syncthreads();                         // and everyone else's
+    if (chain) {
       const uint64_t left = rows - (k << row_shift);
       const uint32_t n = left < chunk_rows ? static_cast<uint32_t>(left) : chunk_rows;
-      const T* column = data + tid;
+      const T* column = stage_data(k) + tid;
 #pragma unroll 8
-      for (uint32_t r = 0; r < n; ++r) acc = add_rn(acc, column[r * pitch]);
+      for (uint32_t r = 0; r < n; ++r) acc = add_rn(acc, column[r * l.pitch]);
     }
-    __syncthreads();
-    if (more) store();
-    __syncthreads();
+    __syncthreads();  // chunk k's stage is refilled by the next iteration
   }
-  if (tid < tc && c0 + tid < cols) out[c0 + tid] = acc;
+  if (chain) out[c0 + tid] = acc;
 }
 
 }  // namespace
@@ -390,13 +412,17 @@ void ordered_fold_cuda(const T* x, const FoldGeometry& g, T* out, CUstream_st* s
     fail(ErrorKind::invalid_argument, op,
          std::to_string(g.col_count) + " output elements exceed the grid of the fold kernel");
   }
-  const size_t shared = fold_shared_bytes<T>(tc_shift);
+  const size_t shared = fold_layout<T>(tc_shift).bytes;
+  auto launch = [&](auto kernel) {
+    check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                    static_cast<int>(shared)),
+               op, "cudaFuncSetAttribute(max dynamic shared memory)");
+    kernel<<<static_cast<unsigned>(tiles), kThreads, shared, stream>>>(x, out, g, tc_shift);
+  };
   if (rows_fastest) {
-    ordered_fold_kernel<T, true>
-        <<<static_cast<unsigned>(tiles), kThreads, shared, stream>>>(x, out, g, tc_shift);
+    launch(ordered_fold_kernel<T, true>);
   } else {
-    ordered_fold_kernel<T, false>
-        <<<static_cast<unsigned>(tiles), kThreads, shared, stream>>>(x, out, g, tc_shift);
+    launch(ordered_fold_kernel<T, false>);
   }
   check_launch(op);
 }
