@@ -10,14 +10,14 @@
 //   keys back into values.
 // * ordered_fold: out[c] = ((+0 + M[0, c]) + M[1, c]) + ..., one thread per column running the
 //   chain of dependent additions out of shared memory, so that the chain never waits for memory.
-//   A block owns a tile of 8, 16 or 32 consecutive columns and walks the rows in chunks of 16 KiB
-//   through a ring of 4 shared-memory stages: while the chain threads fold chunk k, the copies of
-//   chunks k + 1 .. k + 3 are in flight (cp.async, issued by every thread of the block, holding no
-//   registers). Addresses are mixed-radix offsets of the row and the column (tables
-//   per chunk and per tile in shared memory), so one kernel serves reduce_sum_axis (any axis) and
-//   reduce_from_broadcast (any axis map); a warp's loads run along the columns when the innermost
-//   column axis is contiguous, along the rows when each column's chain is contiguous. Every
-//   addition is __fadd_rn / __dadd_rn in the fold's order, whatever the tile or the schedule.
+//   A block owns a tile of 8, 16 or 32 consecutive columns and walks the rows in chunks of 32 KiB
+//   through a ring of 4 shared-memory stages: while warp 0 folds chunk k, the copies of chunks
+//   k + 1 .. k + 3 are in flight (cp.async, queued by warps 1..7, holding no registers). Addresses
+//   are mixed-radix offsets of the row and the column (tables per chunk and per tile in shared
+//   memory), so one kernel serves reduce_sum_axis (any axis) and reduce_from_broadcast (any axis
+//   map); a warp's loads run along the columns when the innermost column axis is contiguous, along
+//   the rows when each column's chain is contiguous. Every addition is __fadd_rn / __dadd_rn in the
+//   fold's order, whatever the tile or the schedule.
 #include <cuda_pipeline.h>
 #include <cuda_runtime.h>
 
@@ -212,7 +212,7 @@ __global__ void keys_to_values_kernel(const typename MaxKeyTraits<T>::Key* keys,
 // ---------------------------------------------------------------------------------------------
 // Ordered fold
 
-constexpr uint32_t kFoldChunkBytes = 16384;  // one stage of rows of a tile
+constexpr uint32_t kFoldChunkBytes = 32768;  // one stage of rows of a tile
 constexpr uint32_t kFoldStages = 4;          // chunks in flight: kFoldStages - 1 while one folds
 
 template <class T>
@@ -255,17 +255,50 @@ TLRT_HOST_DEVICE FoldLayout fold_layout(uint32_t tc_shift) {
   return l;
 }
 
-// One block per tile of tc = 2^tc_shift consecutive columns. Every thread queues asynchronous
-// copies (cp.async, no registers held) of its share of chunk k + kFoldStages - 1 while thread j
-// < tc adds the rows of chunk k to column c0 + j's chain, one __fadd_rn / __dadd_rn per row in
-// increasing row order.
+constexpr uint32_t kFoldLoaders = kThreads - 32;  // warps 1.. copy; warp 0 runs the chains
+
+// Barrier 1 among the loader warps only (barrier 0 is __syncthreads).
+TLRT_DEVICE_INLINE void loader_barrier() {
+  asm volatile("bar.sync 1, %0;" ::"r"(kFoldLoaders) : "memory");
+}
+
+// The chain of one column over n rows of a stage, in increasing row order: batches of 16 values
+// are read from shared memory while the previous batch's additions run, so the chain issues one
+// dependent addition every add latency.
+template <class T>
+TLRT_DEVICE_INLINE T fold_rows(T acc, const T* column, uint32_t pitch, uint32_t n) {
+  constexpr uint32_t kBatch = 16;
+  uint32_t r = 0;
+  if (n >= kBatch) {
+    T cur[kBatch];
+#pragma unroll
+    for (uint32_t i = 0; i < kBatch; ++i) cur[i] = column[i * pitch];
+    for (r = kBatch; r + kBatch <= n; r += kBatch) {
+      T next[kBatch];
+#pragma unroll
+      for (uint32_t i = 0; i < kBatch; ++i) next[i] = column[(r + i) * pitch];
+#pragma unroll
+      for (uint32_t i = 0; i < kBatch; ++i) acc = add_rn(acc, cur[i]);
+#pragma unroll
+      for (uint32_t i = 0; i < kBatch; ++i) cur[i] = next[i];
+    }
+#pragma unroll
+    for (uint32_t i = 0; i < kBatch; ++i) acc = add_rn(acc, cur[i]);
+  }
+  for (; r < n; ++r) acc = add_rn(acc, column[r * pitch]);
+  return acc;
+}
+
+// One block per tile of tc = 2^tc_shift consecutive columns. Warp 0 runs the chains: thread j < tc
+// adds the rows of chunk k to column c0 + j, one __fadd_rn / __dadd_rn per row in increasing row
+// order. Meanwhile warps 1..7 queue asynchronous copies (cp.async, no registers held) of chunk
+// k + kFoldStages - 1 into the stage chunk k - 1 has left, and wait for chunk k + 1; one block
+// barrier per chunk hands the stages over.
 template <class T, bool kRowsFastest>
 __global__ void __launch_bounds__(kThreads)
     ordered_fold_kernel(const T* __restrict__ x, T* __restrict__ out,
                         const __grid_constant__ FoldGeometry g, uint32_t tc_shift) {
   constexpr uint32_t kChunk = FoldChunk<T>::kElements;
-  constexpr uint32_t kPer = kChunk / kThreads;  // elements each thread copies per chunk
-  static_assert(kChunk % kThreads == 0, "whole chunks per thread");
   extern __shared__ __align__(16) unsigned char shared[];
   const FoldLayout l = fold_layout<T>(tc_shift);
   const uint32_t tc = 1u << tc_shift;
@@ -279,30 +312,28 @@ __global__ void __launch_bounds__(kThreads)
   auto stage_rows = [&](uint64_t chunk) { return row_tables + (chunk % kFoldStages) * chunk_rows; };
 
   const uint32_t tid = threadIdx.x;
+  const bool loader = tid >= 32;
+  const uint32_t ltid = tid - 32;  // meaningful for loaders only
   const uint64_t c0 = static_cast<uint64_t>(blockIdx.x) << tc_shift;
   const uint64_t rows = g.row_count;
   const uint64_t cols = g.col_count;
   const uint64_t chunks = (rows + chunk_rows - 1) >> row_shift;
-  for (uint32_t j = tid; j < tc; j += kThreads) {
-    col_table[j] = c0 + j < cols ? device_offset(g.cols, c0 + j) : 0;
-  }
 
   auto fill_row_table = [&](uint64_t chunk) {
     uint64_t* table = stage_rows(chunk);
     const uint64_t first = chunk << row_shift;
-    for (uint32_t r = tid; r < chunk_rows; r += kThreads) {
+    for (uint32_t r = ltid; r < chunk_rows; r += kFoldLoaders) {
       table[r] = first + r < rows ? device_offset(g.rows, first + r) : 0;
     }
   };
-  // Queues the copies of chunk `chunk` (its row table filled and visible). Elements outside the
-  // matrix are not copied and never read.
+  // Queues the copies of chunk `chunk` (its row table filled and visible to the loaders).
+  // Elements outside the matrix are not copied and never read.
   auto issue = [&](uint64_t chunk) {
     const uint64_t* table = stage_rows(chunk);
     T* data = stage_data(chunk);
     const uint64_t first = chunk << row_shift;
-#pragma unroll 8
-    for (uint32_t i = 0; i < kPer; ++i) {
-      const uint32_t e = i * kThreads + tid;
+#pragma unroll 4
+    for (uint32_t e = ltid; e < kChunk; e += kFoldLoaders) {
       uint32_t r, j;
       if (kRowsFastest) {
         j = e >> row_shift;
@@ -317,32 +348,41 @@ __global__ void __launch_bounds__(kThreads)
     }
   };
 
-  // Prologue: chunks 0 .. kFoldStages - 2 in flight (one commit group each, empty ones too, so
-  // that the group count stays uniform).
-  for (uint32_t s = 0; s + 1 < kFoldStages; ++s) {
-    if (s < chunks) fill_row_table(s);
-    __syncthreads();
-    if (s < chunks) issue(s);
-    __pipeline_commit();
+  // Prologue (loaders): the column offsets, chunks 0 .. kFoldStages - 2 in flight (one commit
+  // group each, empty ones too, so that the group count stays uniform), chunk 0 landed.
+  if (loader) {
+    for (uint32_t j = ltid; j < tc; j += kFoldLoaders) {
+      col_table[j] = c0 + j < cols ? device_offset(g.cols, c0 + j) : 0;
+    }
+    for (uint32_t s = 0; s + 1 < kFoldStages; ++s) {
+      if (s < chunks) fill_row_table(s);
+    }
+    loader_barrier();
+    for (uint32_t s = 0; s + 1 < kFoldStages; ++s) {
+      if (s < chunks) issue(s);
+      __pipeline_commit();
+    }
+    __pipeline_wait_prior(kFoldStages - 2);
   }
   T acc = T(0);  // the fold starts from +0
   const bool chain = tid < tc && c0 + tid < cols;
   for (uint64_t k = 0; k < chunks; ++k) {
-    const uint64_t ahead = k + kFoldStages - 1;
-    if (ahead < chunks) fill_row_table(ahead);  // its stage held chunk k - 1, folded already
+    // Chunk k has landed (every loader waited for it) and chunk k - 1 is folded.
     __syncthreads();
-    if (ahead < chunks) issue(ahead);
-    __pipeline_commit();
-    __pipeline_wait_prior(kFoldStages - 1);  // this thread's copies of chunk k have landed
-    __syncthreads();                         // and everyone else's
-    if (chain) {
-      const uint64_t left = rows - (k << row_shift);
-      const uint32_t n = left < chunk_rows ? static_cast<uint32_t>(left) : chunk_rows;
-      const T* column = stage_data(k) + tid;
-#pragma unroll 8
-      for (uint32_t r = 0; r < n; ++r) acc = add_rn(acc, column[r * l.pitch]);
+    if (!loader) {
+      if (chain) {
+        const uint64_t left = rows - (k << row_shift);
+        const uint32_t n = left < chunk_rows ? static_cast<uint32_t>(left) : chunk_rows;
+        acc = fold_rows(acc, stage_data(k) + tid, l.pitch, n);
+      }
+    } else {
+      const uint64_t ahead = k + kFoldStages - 1;  // into the stage chunk k - 1 has left
+      if (ahead < chunks) fill_row_table(ahead);
+      loader_barrier();
+      if (ahead < chunks) issue(ahead);
+      __pipeline_commit();
+      __pipeline_wait_prior(kFoldStages - 2);  // this thread's copies of chunk k + 1
     }
-    __syncthreads();  // chunk k's stage is refilled by the next iteration
   }
   if (chain) out[c0 + tid] = acc;
 }
