@@ -352,8 +352,8 @@ TYPED_TEST(ReduceAxisTyped, SumAxisEmptyRules) {
 // not multiples of the tile, rows spanning several chunks, contiguous chains), flag on and off.
 TYPED_TEST(ReduceAxisTyped, SumAxisMatchesTheHostFold) {
   using T = TypeParam;
-  const std::vector<Dims> shapes = {{5, 7, 3}, {2500, 37}, {37, 2500},   {3, 1100, 9},
-                                    {1, 1, 4}, {4, 1},     {3000, 2, 2}, {2, 3, 5, 7}};
+  const std::vector<Dims> shapes = {{5, 7, 3}, {2500, 37},   {37, 2500},   {3, 1100, 9}, {1, 1, 4},
+                                    {4, 1},    {3000, 2, 2}, {2, 3, 5, 7}, {9000, 9},    {5, 9000}};
   for (const Dims& dims : shapes) {
     uint64_t n = 1;
     for (uint64_t e : dims) n *= e;
@@ -386,6 +386,7 @@ TYPED_TEST(ReduceAxisTyped, FromBroadcastMatchesTheHostFold) {
       {{1}, {5}, {1}},                          // everything reduced into one element
       {{4, 5}, {4, 5}, {1, 2}},                 // nothing reduced: +0 + x
       {{}, {6, 2}, {0, 0}},                     // a scalar input
+      {{9}, {700, 9, 7}, {0, 1, 0}},            // two reduced axes apart, more chunks than stages
   };
   for (const Case& c : cases) {
     uint64_t n = 1;

@@ -379,9 +379,9 @@ CaseList make_reduce_axis_cases(const Options& options) {
     matrices.push_back(r);
   }
   std::vector<Recipe> axes;
-  const std::vector<Dims> dims_list = {{},         {7},          {0, 3},        {3, 0},
-                                       {1, 1},     {5, 1, 3},    {33, 65, 7},   {1000, 37},
-                                       {37, 1000}, {2, 3, 4, 5}, {4099, 1, 17}, {3, 1100, 9}};
+  const std::vector<Dims> dims_list = {
+      {},         {7},        {0, 3},       {3, 0},        {1, 1},       {5, 1, 3}, {33, 65, 7},
+      {1000, 37}, {37, 1000}, {2, 3, 4, 5}, {4099, 1, 17}, {3, 1100, 9}, {9000, 9}, {5, 9000}};
   for (const Dims& d : dims_list) {
     for (uint64_t axis = 0; axis < (d.empty() ? 1 : d.size()); ++axis) {
       Recipe r;
@@ -408,6 +408,7 @@ CaseList make_reduce_axis_cases(const Options& options) {
       {{0}, {4, 0}, {0, 1}},
       {{65}, {33, 65, 9}, {0, 1, 0}},
       {{9, 33}, {33, 65, 9}, {2, 0, 1}},
+      {{9}, {700, 9, 7}, {0, 1, 0}},
   };
   std::vector<Recipe> broadcasts;
   for (const B& b : bcasts) {
