@@ -1,56 +1,67 @@
-// Placeholder exports of the reduce_axis family: each panics "not supported yet" until the family
-// lands.
+// Axis reductions (SPEC-ops 8; symbols-ops.tsv group reduction-axis, and reduce_from_broadcast of
+// group shape). Pure symbols: every failure (released buffer, non-buffer argument, encoded buffer,
+// sizes that disagree with the shape arguments, a shape product past int64, an invalid axis or
+// axis map, a malformed Array Nat, out of memory, device error) panics. Every argument is
+// borrowed; every result is a fresh owned buffer of the input's dtype (an empty result has no
+// payload).
 #include "abi/boundary.h"
+#include "runtime/reduce_axis_dispatch.h"
 
 using namespace tlrt::abi;
 
 extern "C" {
 
+// x borrowed; result owned: rows sums of the (rows, cols) view (order unspecified).
 lean_obj_res torchlean_cuda_buffer_reduce_sum_by_row(b_lean_obj_arg x, uint32_t rows,
                                                      uint32_t cols) {
-  (void)x;
-  (void)rows;
-  (void)cols;
-  return pure_call(
-      [&]() -> lean_obj_res { not_supported_yet("reduce_sum_by_row", "reduce_sum_by_row"); });
+  return pure_call([&] {
+    const char* op = "reduce_sum_by_row";
+    return box(tlrt::reduce_sum_by_row(live_buffer(x, op), rows, cols, op));
+  });
 }
 
+// x borrowed; result owned: rows maxima ignoring NaN (+0 above -0); zeros when rows or cols is 0.
 lean_obj_res torchlean_cuda_buffer_reduce_max_by_row(b_lean_obj_arg x, uint32_t rows,
                                                      uint32_t cols) {
-  (void)x;
-  (void)rows;
-  (void)cols;
-  return pure_call(
-      [&]() -> lean_obj_res { not_supported_yet("reduce_max_by_row", "reduce_max_by_row"); });
+  return pure_call([&] {
+    const char* op = "reduce_max_by_row";
+    return box(tlrt::reduce_max_by_row(live_buffer(x, op), rows, cols, op));
+  });
 }
 
+// x borrowed; result owned: cols maxima ignoring NaN (+0 above -0); zeros when rows or cols is 0.
 lean_obj_res torchlean_cuda_buffer_reduce_max_by_column(b_lean_obj_arg x, uint32_t rows,
                                                         uint32_t cols) {
-  (void)x;
-  (void)rows;
-  (void)cols;
-  return pure_call(
-      [&]() -> lean_obj_res { not_supported_yet("reduce_max_by_column", "reduce_max_by_column"); });
+  return pure_call([&] {
+    const char* op = "reduce_max_by_column";
+    return box(tlrt::reduce_max_by_column(live_buffer(x, op), rows, cols, op));
+  });
 }
 
+// x, dims borrowed; result owned: the ordered fold over `axis` (dims without axis), or a copy of
+// the single element for dims = [].
 lean_obj_res torchlean_cuda_buffer_reduce_sum_axis(b_lean_obj_arg x, b_lean_obj_arg dims,
                                                    uint32_t axis) {
-  (void)x;
-  (void)dims;
-  (void)axis;
-  return pure_call(
-      [&]() -> lean_obj_res { not_supported_yet("reduce_sum_axis", "reduce_sum_axis"); });
+  return pure_call([&] {
+    const char* op = "reduce_sum_axis";
+    tlrt::Buffer& input = live_buffer(x, op);
+    const tlrt::Dims shape = nat_array(dims, op, "dims");
+    return box(tlrt::reduce_sum_axis(input, shape, axis, op));
+  });
 }
 
+// dOut, inDims, outDims, axisMap borrowed; result owned: the adjoint of broadcast_to, of shape
+// inDims (the ordered column fold over the reduced output coordinates).
 lean_obj_res torchlean_cuda_buffer_reduce_from_broadcast(b_lean_obj_arg dOut, b_lean_obj_arg inDims,
                                                          b_lean_obj_arg outDims,
                                                          b_lean_obj_arg axisMap) {
-  (void)dOut;
-  (void)inDims;
-  (void)outDims;
-  (void)axisMap;
-  return pure_call([&]() -> lean_obj_res {
-    not_supported_yet("reduce_from_broadcast", "reduce_from_broadcast");
+  return pure_call([&] {
+    const char* op = "reduce_from_broadcast";
+    tlrt::Buffer& d = live_buffer(dOut, op);
+    const tlrt::Dims in_dims = nat_array(inDims, op, "inDims");
+    const tlrt::Dims out_dims = nat_array(outDims, op, "outDims");
+    const std::vector<uint64_t> axis_map = nat_array(axisMap, op, "axisMap");
+    return box(tlrt::reduce_from_broadcast(d, in_dims, out_dims, axis_map, op));
   });
 }
 

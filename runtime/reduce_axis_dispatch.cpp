@@ -1,0 +1,181 @@
+#include "runtime/reduce_axis_dispatch.h"
+
+#include <string>
+#include <utility>
+
+#include "kernels/reduce_axis/reduce_axis.h"
+#include "runtime/dispatch.h"
+
+namespace tlrt {
+namespace {
+
+using kernels::FoldAxes;
+using kernels::FoldGeometry;
+
+enum class Matrix { sum_by_row, max_by_row, max_by_column };
+
+std::unique_ptr<Buffer> matrix_reduction(const Buffer& x, uint64_t rows, uint64_t cols, Matrix kind,
+                                         const char* op) {
+  require_native(x, op);
+  require_shape(x, "x", Dims{rows, cols}, "[rows, cols]", op);
+  const uint64_t n = kind == Matrix::max_by_column ? cols : rows;
+  std::unique_ptr<Buffer> out = Buffer::allocate(x.backend(), x.dtype(), n, op);
+  on_backend(
+      x.backend(), x.dtype(), op,
+      [&](auto as) {
+        using T = typename decltype(as)::type;
+        if (kind == Matrix::sum_by_row) {
+          kernels::reduce_sum_by_row_ref(x.as<T>(), rows, cols, out->as<T>());
+        } else if (kind == Matrix::max_by_row) {
+          kernels::reduce_max_by_row_ref(x.as<T>(), rows, cols, out->as<T>());
+        } else {
+          kernels::reduce_max_by_column_ref(x.as<T>(), rows, cols, out->as<T>());
+        }
+      },
+      [&](auto as, CUstream_st* s) {
+        using T = typename decltype(as)::type;
+        if (kind == Matrix::sum_by_row) {
+          kernels::reduce_sum_by_row_cuda(x.as<T>(), rows, cols, out->as<T>(), s);
+        } else if (kind == Matrix::max_by_row) {
+          kernels::reduce_max_by_row_cuda(x.as<T>(), rows, cols, out->as<T>(), s);
+        } else {
+          const bool work = rows != 0 && cols != 0;
+          Workspace workspace(
+              x.backend(),
+              work ? kernels::reduce_max_by_column_workspace_bytes(cols, sizeof(T)) : 0, op);
+          kernels::reduce_max_by_column_cuda(x.as<T>(), rows, cols, out->as<T>(), workspace.data(),
+                                             s);
+        }
+      });
+  return out;
+}
+
+// One side of a fold under construction: (extent, stride) pairs in row-major order.
+using AxisList = std::vector<std::pair<uint64_t, uint64_t>>;
+
+// Drops extent-1 axes and merges neighbours that walk memory as one axis (the outer stride is
+// the inner extent times the inner stride); the index order, and so the fold order and the output
+// order, is unchanged. An extent of 0 makes the count 0.
+FoldAxes canonical_axes(const AxisList& list, uint64_t& count) {
+  AxisList kept;
+  count = 1;
+  for (const auto& [extent, stride] : list) {
+    count *= extent;  // the products were checked by the shape validation
+    if (extent == 1) continue;
+    if (!kept.empty() && kept.back().second == extent * stride) {
+      kept.back() = {kept.back().first * extent, stride};
+    } else {
+      kept.emplace_back(extent, stride);
+    }
+  }
+  FoldAxes axes;
+  if (count == 0) return axes;
+  // Every kept extent is >= 2 and their product is < 2^63: at most 62 axes.
+  axes.rank = static_cast<uint32_t>(kept.size());
+  for (size_t k = 0; k < kept.size(); ++k) {
+    axes.extent[k] = kept[k].first;
+    axes.stride[k] = kept[k].second;
+  }
+  return axes;
+}
+
+std::unique_ptr<Buffer> ordered_fold(const Buffer& x, const AxisList& rows, const AxisList& cols,
+                                     const char* op) {
+  FoldGeometry g;
+  g.rows = canonical_axes(rows, g.row_count);
+  g.cols = canonical_axes(cols, g.col_count);
+  std::unique_ptr<Buffer> out = Buffer::allocate(x.backend(), x.dtype(), g.col_count, op);
+  on_backend(
+      x.backend(), x.dtype(), op,
+      [&](auto as) {
+        using T = typename decltype(as)::type;
+        kernels::ordered_fold_ref(x.as<T>(), g, out->as<T>());
+      },
+      [&](auto as, CUstream_st* s) {
+        using T = typename decltype(as)::type;
+        kernels::ordered_fold_cuda(x.as<T>(), g, out->as<T>(), s);
+      });
+  return out;
+}
+
+// Row-major element strides of dims.
+std::vector<uint64_t> strides_of(const Dims& dims) {
+  std::vector<uint64_t> strides(dims.size(), 1);
+  for (size_t k = dims.size(); k-- > 1;) strides[k - 1] = strides[k] * dims[k];
+  return strides;
+}
+
+}  // namespace
+
+std::unique_ptr<Buffer> reduce_sum_by_row(const Buffer& x, uint64_t rows, uint64_t cols,
+                                          const char* op) {
+  return matrix_reduction(x, rows, cols, Matrix::sum_by_row, op);
+}
+
+std::unique_ptr<Buffer> reduce_max_by_row(const Buffer& x, uint64_t rows, uint64_t cols,
+                                          const char* op) {
+  return matrix_reduction(x, rows, cols, Matrix::max_by_row, op);
+}
+
+std::unique_ptr<Buffer> reduce_max_by_column(const Buffer& x, uint64_t rows, uint64_t cols,
+                                             const char* op) {
+  return matrix_reduction(x, rows, cols, Matrix::max_by_column, op);
+}
+
+std::unique_ptr<Buffer> reduce_sum_axis(const Buffer& x, const Dims& dims, uint64_t axis,
+                                        const char* op) {
+  require_native(x, op);
+  require_shape(x, "x", dims, "dims", op);
+  // dims = []: a copy of the single element, bits unchanged (the rank check follows, as in the
+  // contract's reference).
+  if (dims.empty()) {
+    std::unique_ptr<Buffer> out = Buffer::allocate(x.backend(), x.dtype(), x.size(), op);
+    on_backend(
+        x.backend(), x.dtype(), op,
+        [&](auto as) {
+          using T = typename decltype(as)::type;
+          kernels::reduce_axis_copy_ref(x.as<T>(), x.size(), out->as<T>());
+        },
+        [&](auto as, CUstream_st* s) {
+          using T = typename decltype(as)::type;
+          kernels::reduce_axis_copy_cuda(x.as<T>(), x.size(), out->as<T>(), s);
+        });
+    return out;
+  }
+  if (axis >= dims.size()) {
+    fail(ErrorKind::invalid_argument, op,
+         "reduceSumAxis: invalid axis (axis = " + std::to_string(axis) +
+             " but dims = " + dims_text(dims) + " has rank " + std::to_string(dims.size()) + ")");
+  }
+  const std::vector<uint64_t> strides = strides_of(dims);
+  AxisList rows{{dims[axis], strides[axis]}};
+  AxisList cols;
+  for (size_t k = 0; k < dims.size(); ++k) {
+    if (k != axis) cols.emplace_back(dims[k], strides[k]);
+  }
+  return ordered_fold(x, rows, cols, op);
+}
+
+std::unique_ptr<Buffer> reduce_from_broadcast(const Buffer& dout, const Dims& in_dims,
+                                              const Dims& out_dims,
+                                              const std::vector<uint64_t>& axis_map,
+                                              const char* op) {
+  require_native(dout, op);
+  const BroadcastGeometry geometry = broadcast_geometry(in_dims, out_dims, axis_map, op);
+  require_shape(dout, "dOut", out_dims, "outDims", op);
+  const std::vector<uint64_t> strides = strides_of(out_dims);
+  // Rows: the reduced output axes in output order. Columns: the input axes in input order, each
+  // walking the output axis that reads it (an extent-1 input axis is a column axis of extent 1).
+  AxisList rows;
+  AxisList cols(in_dims.size(), {1, 0});
+  for (size_t j = 0; j < out_dims.size(); ++j) {
+    if (geometry.reduced(j)) {
+      rows.emplace_back(out_dims[j], strides[j]);
+    } else {
+      cols[static_cast<size_t>(geometry.source[j])] = {out_dims[j], strides[j]};
+    }
+  }
+  return ordered_fold(dout, rows, cols, op);
+}
+
+}  // namespace tlrt

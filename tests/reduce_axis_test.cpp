@@ -1,0 +1,585 @@
+// The axis reductions reduce_sum_by_row, reduce_max_by_row, reduce_max_by_column, reduce_sum_axis
+// and reduce_from_broadcast through the Lean boundary, on the backend TLRT_DEVICE selects (ctest
+// runs this binary once with cpu and once with cuda). Inputs are made and results read back as
+// exact words (of_bytes_io / to_bytes_io). Covered: the max's NaN rule and its signed-zero rule
+// (+0 above -0, in either order), the ordered column fold's exact bits on inputs where the order
+// shows ([1e8, 1, -1e8] against [1e8, -1e8, 1], an all -0 column giving +0), the fold against an
+// independent host fold for the axis first, in the middle and last and for permuted axis maps, the
+// same bits with the deterministic setting on and off and over ten runs, the empty rules, the
+// ownership counters, and every bad input's panic with its message.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "abi_test_support.h"
+
+using namespace abi_test;
+
+namespace {
+
+using Dims = std::vector<uint64_t>;
+
+template <class T>
+using Bits = typename Dt<T>::Bits;
+
+template <class T>
+Bits<T> bits_of(T v) {
+  Bits<T> b;
+  std::memcpy(&b, &v, sizeof b);
+  return b;
+}
+
+template <class T>
+T value_of(Bits<T> b) {
+  T v;
+  std::memcpy(&v, &b, sizeof v);
+  return v;
+}
+
+template <class T>
+Obj make_buffer(const std::vector<T>& values) {
+  std::vector<uint8_t> bytes(values.size() * sizeof(T));
+  if (!bytes.empty()) std::memcpy(bytes.data(), values.data(), bytes.size());
+  Io io = take_io(
+      torchlean_cuda_buffer_of_bytes_io(byte_array(bytes).get(), Dt<T>::kCode, Dt<T>::kCode));
+  EXPECT_TRUE(io.ok) << io.message;
+  return std::move(io.value);
+}
+
+// The words of a result (NaN payloads and signed zeros kept), after checking its dtype.
+template <class T>
+std::vector<Bits<T>> words_of(lean_object* buffer) {
+  EXPECT_EQ(torchlean_cuda_buffer_dtype(buffer), Dt<T>::kCode);
+  Io io = take_io(torchlean_cuda_buffer_to_bytes_io(buffer, Dt<T>::kCode));
+  EXPECT_TRUE(io.ok) << io.message;
+  if (!io.ok) return {};
+  const std::vector<uint8_t> bytes = bytes_of(io.value.get());
+  std::vector<Bits<T>> words(bytes.size() / sizeof(T));
+  if (!words.empty()) std::memcpy(words.data(), bytes.data(), words.size() * sizeof(T));
+  return words;
+}
+
+template <class T>
+std::vector<Bits<T>> words(const std::vector<T>& values) {
+  std::vector<Bits<T>> w;
+  for (T v : values) w.push_back(bits_of(v));
+  return w;
+}
+
+// A Lean Array Nat of scalar-boxed entries.
+lean_object* nat_list(const Dims& values) {
+  lean_object* a = lean_alloc_array(values.size(), values.size());
+  for (size_t i = 0; i < values.size(); ++i) {
+    lean_array_set_core(a, i, lean_box(static_cast<size_t>(values[i])));
+  }
+  return a;
+}
+
+Obj nats(const Dims& values) {
+  return Obj(nat_list(values));
+}
+
+bool set_deterministic(bool on) {
+  Io io = take_io(torchlean_libtorch_set_setting(2, on ? 1 : 0));
+  return io.ok;
+}
+
+// Restores the deterministic setting's value at scope exit.
+class DeterministicScope {
+ public:
+  explicit DeterministicScope(bool on) {
+    Io io = take_io(torchlean_libtorch_get_setting(2));
+    saved_ = io.ok && lean_unbox(io.value.get()) != 0;
+    EXPECT_TRUE(set_deterministic(on));
+  }
+  ~DeterministicScope() { set_deterministic(saved_); }
+
+ private:
+  bool saved_ = false;
+};
+
+template <class T>
+std::vector<Bits<T>> sum_axis(const std::vector<T>& x, const Dims& dims, uint32_t axis) {
+  Obj b = make_buffer(x);
+  Obj r(torchlean_cuda_buffer_reduce_sum_axis(b.get(), nats(dims).get(), axis));
+  return words_of<T>(r.get());
+}
+
+template <class T>
+std::vector<Bits<T>> from_broadcast(const std::vector<T>& d, const Dims& in, const Dims& out,
+                                    const Dims& map) {
+  Obj b = make_buffer(d);
+  Obj r(torchlean_cuda_buffer_reduce_from_broadcast(b.get(), nats(in).get(), nats(out).get(),
+                                                    nats(map).get()));
+  return words_of<T>(r.get());
+}
+
+using Matrix = lean_obj_res (*)(b_lean_obj_arg, uint32_t, uint32_t);
+
+template <class T>
+std::vector<Bits<T>> matrix_op(Matrix f, const std::vector<T>& x, uint32_t rows, uint32_t cols) {
+  Obj b = make_buffer(x);
+  Obj r(f(b.get(), rows, cols));
+  return words_of<T>(r.get());
+}
+
+// Host fold written from the contract: x viewed with dims, summed over `axis` from +0 in
+// increasing index order, for every output index of dims without axis in row-major order.
+template <class T>
+std::vector<T> host_sum_axis(const std::vector<T>& x, const Dims& dims, size_t axis) {
+  uint64_t outer = 1, inner = 1;
+  for (size_t k = 0; k < axis; ++k) outer *= dims[k];
+  for (size_t k = axis + 1; k < dims.size(); ++k) inner *= dims[k];
+  std::vector<T> out(outer * inner);
+  for (uint64_t o = 0; o < outer; ++o) {
+    for (uint64_t i = 0; i < inner; ++i) {
+      T acc = T(0);
+      for (uint64_t r = 0; r < dims[axis]; ++r) acc = acc + x[(o * dims[axis] + r) * inner + i];
+      out[o * inner + i] = acc;
+    }
+  }
+  return out;
+}
+
+// Host adjoint of broadcast_to from the contract: for every input index (row-major over in), the
+// fold from +0 over the reduced output coordinates in row-major order.
+template <class T>
+std::vector<T> host_from_broadcast(const std::vector<T>& d, const Dims& in, const Dims& out,
+                                   const Dims& map) {
+  uint64_t in_size = 1, out_size = 1;
+  for (uint64_t e : in) in_size *= e;
+  for (uint64_t e : out) out_size *= e;
+  std::vector<T> result(in_size, T(0));
+  if (in_size == 0 || out_size == 0) return result;
+  // Enumerating o in row-major order visits each input's contributions in the order of the
+  // reduced coordinates (the kept coordinates are fixed by the input index).
+  Dims o(out.size(), 0);
+  for (uint64_t flat = 0; flat < out_size; ++flat) {
+    uint64_t rem = flat;
+    for (size_t j = out.size(); j-- > 0;) {
+      o[j] = rem % out[j];
+      rem /= out[j];
+    }
+    uint64_t i = 0;
+    for (size_t a = 0; a < in.size(); ++a) {
+      uint64_t coord = 0;
+      for (size_t j = 0; j < out.size(); ++j) {
+        if (map[j] == a + 1 && in[a] != 1) coord = o[j];
+      }
+      i = i * in[a] + coord;
+    }
+    result[i] = result[i] + d[flat];
+  }
+  return result;
+}
+
+template <class T>
+std::vector<T> random_values(size_t n, uint32_t seed, double scale = 1e4) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> dist(-1.0, 1.0);
+  std::vector<T> v(n);
+  for (auto& e : v) {
+    const double m = dist(rng);
+    e = static_cast<T>(m * m * m * scale);  // wide range of magnitudes, cancellations
+  }
+  return v;
+}
+
+class ReduceAxis : public BackendSuite {};
+using ReduceAxisDeathTest = ReduceAxis;
+
+template <class T>
+class ReduceAxisTyped : public BackendSuite {};
+using Dtypes = ::testing::Types<float, double>;
+TYPED_TEST_SUITE(ReduceAxisTyped, Dtypes);
+
+// ---------------------------------------------------------------------------------------------
+// Row sums
+
+TYPED_TEST(ReduceAxisTyped, SumByRow) {
+  using T = TypeParam;
+  EXPECT_EQ(matrix_op<T>(torchlean_cuda_buffer_reduce_sum_by_row, {1, 2, 3, 4, 5, 6}, 2, 3),
+            words<T>({6, 15}));
+  EXPECT_EQ(matrix_op<T>(torchlean_cuda_buffer_reduce_sum_by_row, {}, 4, 0),
+            words<T>({0, 0, 0, 0}));
+  EXPECT_EQ(matrix_op<T>(torchlean_cuda_buffer_reduce_sum_by_row, {}, 0, 7), words<T>({}));
+  const T inf = std::numeric_limits<T>::infinity();
+  const auto r = matrix_op<T>(torchlean_cuda_buffer_reduce_sum_by_row,
+                              {inf, 1, -inf, 1, std::numeric_limits<T>::quiet_NaN(), 2}, 3, 2);
+  EXPECT_EQ(r[0], bits_of(inf));
+  EXPECT_EQ(r[1], bits_of(-inf));
+  EXPECT_TRUE(std::isnan(value_of<T>(r[2])));
+}
+
+TYPED_TEST(ReduceAxisTyped, SumByRowWithinTheBoundOnLargeRows) {
+  using T = TypeParam;
+  // Shapes past the warp and block schemes, rows at odd offsets (unaligned starts).
+  for (auto [rows, cols] : {std::pair<uint32_t, uint32_t>{3, 70001}, {1025, 333}, {5000, 1}}) {
+    const std::vector<T> x = random_values<T>(uint64_t{rows} * cols, rows + cols);
+    const auto got = matrix_op<T>(torchlean_cuda_buffer_reduce_sum_by_row, x, rows, cols);
+    ASSERT_EQ(got.size(), rows);
+    const long double u = std::ldexp(1.0L, -std::numeric_limits<T>::digits);
+    for (uint32_t i = 0; i < rows; ++i) {
+      long double exact = 0, magnitude = 0;
+      for (uint32_t j = 0; j < cols; ++j) {
+        exact += x[uint64_t{i} * cols + j];
+        magnitude += std::fabs(static_cast<long double>(x[uint64_t{i} * cols + j]));
+      }
+      const long double k = static_cast<long double>(cols) * u;
+      const long double bound = k / (1 - k) * magnitude + u * std::fabs(exact);
+      EXPECT_LE(std::fabs(static_cast<long double>(value_of<T>(got[i])) - exact), bound)
+          << rows << "x" << cols << " row " << i;
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Maxima: NaN as -inf, +0 above -0, zeros for empty views
+
+TYPED_TEST(ReduceAxisTyped, MaxByRowRules) {
+  using T = TypeParam;
+  const T nan = std::numeric_limits<T>::quiet_NaN();
+  const T inf = std::numeric_limits<T>::infinity();
+  const std::vector<T> x = {nan,  1,    -2,   3,     // NaN ignored
+                            nan,  nan,  nan,  nan,   // all NaN -> -inf
+                            -0.0, 0.0,  -5,   -0.0,  // +0 beats -0
+                            0.0,  -0.0, -0.0, -7,    // in either order
+                            -0.0, -0.0, -inf, -1,    // -0 alone
+                            -inf, nan,  -inf, nan};  // -inf and NaN
+  EXPECT_EQ(matrix_op<T>(torchlean_cuda_buffer_reduce_max_by_row, x, 6, 4),
+            words<T>({3, -inf, 0.0, 0.0, -0.0, -inf}));
+  EXPECT_EQ(matrix_op<T>(torchlean_cuda_buffer_reduce_max_by_row, {}, 3, 0), words<T>({0, 0, 0}));
+  EXPECT_EQ(matrix_op<T>(torchlean_cuda_buffer_reduce_max_by_row, {}, 0, 3), words<T>({}));
+  EXPECT_EQ(matrix_op<T>(torchlean_cuda_buffer_reduce_max_by_row, {inf, nan}, 1, 2),
+            words<T>({inf}));
+}
+
+TYPED_TEST(ReduceAxisTyped, MaxByColumnRules) {
+  using T = TypeParam;
+  const T nan = std::numeric_limits<T>::quiet_NaN();
+  const T inf = std::numeric_limits<T>::infinity();
+  // The transpose of MaxByRowRules.
+  const std::vector<T> x = {nan, nan, -0.0, 0.0,  -0.0, -inf,  //
+                            1,   nan, 0.0,  -0.0, -0.0, nan,   //
+                            -2,  nan, -5,   -0.0, -inf, -inf,  //
+                            3,   nan, -0.0, -7,   -1,   nan};
+  EXPECT_EQ(matrix_op<T>(torchlean_cuda_buffer_reduce_max_by_column, x, 4, 6),
+            words<T>({3, -inf, 0.0, 0.0, -0.0, -inf}));
+  EXPECT_EQ(matrix_op<T>(torchlean_cuda_buffer_reduce_max_by_column, {}, 0, 3),
+            words<T>({0, 0, 0}));
+  EXPECT_EQ(matrix_op<T>(torchlean_cuda_buffer_reduce_max_by_column, {}, 3, 0), words<T>({}));
+}
+
+// Large random matrices with specials sprinkled in, against a host selection of the same order.
+TYPED_TEST(ReduceAxisTyped, MaxMatchesTheHostSelection) {
+  using T = TypeParam;
+  const T specials[] = {std::numeric_limits<T>::quiet_NaN(), -0.0, 0.0,
+                        std::numeric_limits<T>::infinity(), -std::numeric_limits<T>::infinity()};
+  auto before = [](T a, T b) {  // a comes before b in the total order (NaN as -inf)
+    const T inf = std::numeric_limits<T>::infinity();
+    if (std::isnan(a)) a = -inf;
+    if (std::isnan(b)) b = -inf;
+    if (a == 0 && b == 0) return std::signbit(a) && !std::signbit(b);
+    return a < b;
+  };
+  for (auto [rows, cols] : {std::pair<uint32_t, uint32_t>{1000, 77}, {3, 9000}, {4100, 33}}) {
+    std::vector<T> x = random_values<T>(uint64_t{rows} * cols, rows * 7 + cols);
+    std::mt19937 rng(rows);
+    for (size_t k = 0; k < x.size() / 17; ++k) x[rng() % x.size()] = specials[rng() % 5];
+    std::vector<T> by_row(rows), by_col(cols);
+    for (uint32_t i = 0; i < rows; ++i) {
+      for (uint32_t j = 0; j < cols; ++j) {
+        const T v = std::isnan(x[uint64_t{i} * cols + j]) ? -std::numeric_limits<T>::infinity()
+                                                          : x[uint64_t{i} * cols + j];
+        if (j == 0 || before(by_row[i], v)) by_row[i] = v;
+        if (i == 0 || before(by_col[j], v)) by_col[j] = v;
+      }
+    }
+    EXPECT_EQ(matrix_op<T>(torchlean_cuda_buffer_reduce_max_by_row, x, rows, cols),
+              words<T>(by_row))
+        << rows << "x" << cols;
+    EXPECT_EQ(matrix_op<T>(torchlean_cuda_buffer_reduce_max_by_column, x, rows, cols),
+              words<T>(by_col))
+        << rows << "x" << cols;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The ordered fold
+
+TYPED_TEST(ReduceAxisTyped, SumAxisFoldsInIncreasingIndexOrderFromPlusZero) {
+  using T = TypeParam;
+  const T big = sizeof(T) == 4 ? T(1e8) : T(1e17);  // 1 is below half an ULP of big
+  for (bool deterministic : {true, false}) {
+    DeterministicScope scope(deterministic);
+    EXPECT_EQ(sum_axis<T>({big, 1, -big}, {3}, 0), words<T>({0.0}));
+    EXPECT_EQ(sum_axis<T>({big, -big, 1}, {3}, 0), words<T>({1}));
+    EXPECT_EQ(sum_axis<T>({1, big, -big}, {3}, 0), words<T>({0.0}));
+    // Columns of a [3, 2] matrix along axis 0; the same columns along axis 1 of its transpose.
+    EXPECT_EQ(sum_axis<T>({big, -big, 1, big, -big, 1}, {3, 2}, 0), words<T>({0.0, 1}));
+    EXPECT_EQ(sum_axis<T>({big, 1, -big, -big, big, 1}, {2, 3}, 1), words<T>({0.0, 1}));
+    // +0 + (-0) = +0: an all -0 column sums to +0; a single -0 too.
+    EXPECT_EQ(sum_axis<T>({-0.0, -0.0, -0.0}, {3}, 0), words<T>({0.0}));
+    EXPECT_EQ(sum_axis<T>({-0.0, -0.0}, {1, 2}, 0), words<T>({0.0, 0.0}));
+  }
+}
+
+TYPED_TEST(ReduceAxisTyped, SumAxisOfNoDimsIsACopy) {
+  using T = TypeParam;
+  EXPECT_EQ(sum_axis<T>({-0.0}, {}, 0), words<T>({-0.0}));
+  EXPECT_EQ(sum_axis<T>({-0.0}, {}, 7), words<T>({-0.0}));  // the axis is not checked
+  // A NaN payload survives the copy.
+  const Bits<T> payload = sizeof(T) == 4 ? Bits<T>(0xFFC12345u) : Bits<T>(0x7FF80000DEADBEEFull);
+  EXPECT_EQ(sum_axis<T>({value_of<T>(payload)}, {}, 0), (std::vector<Bits<T>>{payload}));
+}
+
+TYPED_TEST(ReduceAxisTyped, SumAxisEmptyRules) {
+  using T = TypeParam;
+  EXPECT_EQ(sum_axis<T>({}, {0, 3}, 0), words<T>({0, 0, 0}));
+  EXPECT_EQ(sum_axis<T>({}, {3, 0}, 0), words<T>({}));
+  EXPECT_EQ(sum_axis<T>({}, {2, 0, 3}, 1), words<T>({0, 0, 0, 0, 0, 0}));
+  EXPECT_EQ(sum_axis<T>({}, {0}, 0), words<T>({0.0}));
+}
+
+// Axis first, in the middle and last, on shapes that exercise the tiles (column counts that are
+// not multiples of the tile, rows spanning several chunks, contiguous chains), flag on and off.
+TYPED_TEST(ReduceAxisTyped, SumAxisMatchesTheHostFold) {
+  using T = TypeParam;
+  const std::vector<Dims> shapes = {{5, 7, 3}, {2500, 37},   {37, 2500},   {3, 1100, 9}, {1, 1, 4},
+                                    {4, 1},    {3000, 2, 2}, {2, 3, 5, 7}, {9000, 9},    {5, 9000}};
+  for (const Dims& dims : shapes) {
+    uint64_t n = 1;
+    for (uint64_t e : dims) n *= e;
+    const std::vector<T> x = random_values<T>(n, static_cast<uint32_t>(n));
+    for (uint32_t axis = 0; axis < dims.size(); ++axis) {
+      const auto want = words<T>(host_sum_axis(x, dims, axis));
+      for (bool deterministic : {true, false}) {
+        DeterministicScope scope(deterministic);
+        EXPECT_EQ(sum_axis<T>(x, dims, axis), want)
+            << "axis " << axis << " of " << dims.size() << "-d, " << n << " elements, flag "
+            << deterministic;
+      }
+    }
+  }
+}
+
+TYPED_TEST(ReduceAxisTyped, FromBroadcastMatchesTheHostFold) {
+  using T = TypeParam;
+  struct Case {
+    Dims in, out, map;
+  };
+  const std::vector<Case> cases = {
+      {{3}, {2, 3}, {0, 1}},                    // rows inserted in front
+      {{3}, {3, 2}, {1, 0}},                    // inserted behind: chains contiguous
+      {{1, 3}, {4, 3}, {1, 2}},                 // an extent-1 input axis
+      {{2, 3}, {3, 4, 2}, {2, 0, 1}},           // permuted, an axis inserted between
+      {{3, 2}, {2, 5, 3}, {2, 0, 1}},           // permuted the other way
+      {{2, 1, 3}, {3, 7, 4, 2}, {3, 0, 2, 1}},  // permuted, inserted and broadcast
+      {{40}, {700, 40}, {0, 1}},                // several chunks of rows
+      {{1}, {5}, {1}},                          // everything reduced into one element
+      {{4, 5}, {4, 5}, {1, 2}},                 // nothing reduced: +0 + x
+      {{}, {6, 2}, {0, 0}},                     // a scalar input
+      {{9}, {700, 9, 7}, {0, 1, 0}},            // two reduced axes apart, more chunks than stages
+  };
+  for (const Case& c : cases) {
+    uint64_t n = 1;
+    for (uint64_t e : c.out) n *= e;
+    std::vector<T> d = random_values<T>(n, static_cast<uint32_t>(n + c.in.size()));
+    if (n > 2) d[1] = -0.0;
+    for (bool deterministic : {true, false}) {
+      DeterministicScope scope(deterministic);
+      EXPECT_EQ(from_broadcast<T>(d, c.in, c.out, c.map),
+                words<T>(host_from_broadcast(d, c.in, c.out, c.map)))
+          << "case with " << c.out.size() << " output axes, flag " << deterministic;
+    }
+  }
+}
+
+TYPED_TEST(ReduceAxisTyped, FromBroadcastOrderAndEmptyRules) {
+  using T = TypeParam;
+  const T big = sizeof(T) == 4 ? T(1e8) : T(1e17);
+  DeterministicScope scope(true);
+  EXPECT_EQ(from_broadcast<T>({big, -big, 1, big, -big, 1}, {2}, {3, 2}, {0, 1}),
+            words<T>({0.0, 1}));
+  EXPECT_EQ(from_broadcast<T>({-0.0, -0.0}, {1}, {2}, {1}), words<T>({0.0}));
+  EXPECT_EQ(from_broadcast<T>({}, {3}, {0, 3}, {0, 1}), words<T>({0, 0, 0}));
+  EXPECT_EQ(from_broadcast<T>({}, {1, 3}, {0, 3}, {1, 2}), words<T>({0, 0, 0}));
+  EXPECT_EQ(from_broadcast<T>({}, {0}, {4, 0}, {0, 1}), words<T>({}));
+}
+
+// The ordered paths give the same bits on every run (the GPU schedule must not show).
+TYPED_TEST(ReduceAxisTyped, OrderedPathsAreBitwiseRepeatable) {
+  using T = TypeParam;
+  DeterministicScope scope(true);
+  const std::vector<T> x = random_values<T>(64 * 33 * 257, 11);
+  const auto first_middle = sum_axis<T>(x, {64, 33, 257}, 1);
+  const auto first_last = sum_axis<T>(x, {64 * 33, 257}, 1);
+  const auto first_front = sum_axis<T>(x, {64 * 33, 257}, 0);
+  const auto first_bcast = from_broadcast<T>(x, {257, 64}, {64, 33, 257}, {2, 0, 1});
+  EXPECT_EQ(first_front, words<T>(host_sum_axis(x, {64 * 33, 257}, 0)));
+  for (int run = 0; run < 10; ++run) {
+    EXPECT_EQ(sum_axis<T>(x, {64, 33, 257}, 1), first_middle) << run;
+    EXPECT_EQ(sum_axis<T>(x, {64 * 33, 257}, 1), first_last) << run;
+    EXPECT_EQ(sum_axis<T>(x, {64 * 33, 257}, 0), first_front) << run;
+    EXPECT_EQ(from_broadcast<T>(x, {257, 64}, {64, 33, 257}, {2, 0, 1}), first_bcast) << run;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Ownership: one wrapper and one payload more per call (none for an empty result), never an
+// argument, all returned after the drop; the arguments unchanged.
+
+TEST_F(ReduceAxis, OwnershipOfEveryResult) {
+  Obj x = make_buffer<float>({1, 2, 3, 4, 5, 6});
+  Obj dims = nats({2, 3});
+  Obj in = nats({3}), out = nats({2, 3}), map = nats({0, 1});
+  Obj empty = make_buffer<float>({});
+  Obj empty_dims = nats({0, 3});
+  struct Case {
+    const char* name;
+    std::function<lean_object*()> call;
+    uint64_t bytes;
+  };
+  const std::vector<Case> cases = {
+      {"sum_by_row", [&] { return torchlean_cuda_buffer_reduce_sum_by_row(x.get(), 2, 3); }, 8},
+      {"max_by_row", [&] { return torchlean_cuda_buffer_reduce_max_by_row(x.get(), 2, 3); }, 8},
+      {"max_by_column", [&] { return torchlean_cuda_buffer_reduce_max_by_column(x.get(), 2, 3); },
+       12},
+      {"max_by_column empty",
+       [&] { return torchlean_cuda_buffer_reduce_max_by_column(empty.get(), 6, 0); }, 0},
+      {"sum_axis", [&] { return torchlean_cuda_buffer_reduce_sum_axis(x.get(), dims.get(), 1); },
+       8},
+      {"sum_axis zeros",
+       [&] { return torchlean_cuda_buffer_reduce_sum_axis(empty.get(), empty_dims.get(), 0); }, 12},
+      {"from_broadcast",
+       [&] {
+         return torchlean_cuda_buffer_reduce_from_broadcast(x.get(), in.get(), out.get(),
+                                                            map.get());
+       },
+       12},
+  };
+  for (const Case& c : cases) {
+    const uint64_t payloads = c.bytes != 0 ? 1 : 0;
+    const Counters before = Counters::read();
+    Obj r(c.call());
+    const Counters mid = Counters::read();
+    EXPECT_EQ(mid.alloc_count - before.alloc_count, payloads) << c.name;
+    EXPECT_EQ(mid.live_bytes - before.live_bytes, c.bytes) << c.name;
+    EXPECT_EQ(mid.wrapper_alloc - before.wrapper_alloc, 1u) << c.name;
+    EXPECT_EQ(mid.wrapper_live - before.wrapper_live, 1u) << c.name;
+    EXPECT_NE(r.get(), x.get()) << c.name;
+    EXPECT_NE(r.get(), empty.get()) << c.name;
+    r.reset();
+    const Counters after = Counters::read();
+    EXPECT_EQ(after.live_bytes, before.live_bytes) << c.name;
+    EXPECT_EQ(after.free_count - before.free_count, payloads) << c.name;
+    EXPECT_EQ(after.wrapper_live, before.wrapper_live) << c.name;
+  }
+  EXPECT_EQ(words_of<float>(x.get()), words<float>({1, 2, 3, 4, 5, 6}));
+  // dims = [] copies: a fresh buffer, not the argument.
+  Obj one = make_buffer<float>({5});
+  Obj none = nats({});
+  Obj copy(torchlean_cuda_buffer_reduce_sum_axis(one.get(), none.get(), 0));
+  EXPECT_NE(copy.get(), one.get());
+  EXPECT_EQ(words_of<float>(copy.get()), words<float>({5}));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Bad inputs: pure symbols panic, naming the op and the sizes
+
+lean_object* zeros(uint32_t n, uint8_t dtype = 0) {
+  return torchlean_cuda_buffer_zeros(n, dtype);
+}
+
+TEST_F(ReduceAxisDeathTest, MatrixSizesMustMatchTheShape) {
+  EXPECT_EXIT(torchlean_cuda_buffer_reduce_sum_by_row(zeros(5), 2, 3), ::testing::ExitedWithCode(1),
+              "INTERNAL PANIC: tlrt: reduce_sum_by_row: buffer size does not match shape "
+              "\\(size\\(x\\) = 5 but prod\\(\\[rows, cols\\]\\) = 6");
+  EXPECT_EXIT(torchlean_cuda_buffer_reduce_max_by_row(zeros(0, 1), 1, 1),
+              ::testing::ExitedWithCode(1),
+              "INTERNAL PANIC: tlrt: reduce_max_by_row: buffer size does not match shape");
+  EXPECT_EXIT(torchlean_cuda_buffer_reduce_max_by_column(zeros(7), 0, 7),
+              ::testing::ExitedWithCode(1),
+              "INTERNAL PANIC: tlrt: reduce_max_by_column: buffer size does not match shape "
+              "\\(size\\(x\\) = 7 but prod\\(\\[rows, cols\\]\\) = 0");
+}
+
+TEST_F(ReduceAxisDeathTest, SumAxisChecks) {
+  EXPECT_EXIT(torchlean_cuda_buffer_reduce_sum_axis(zeros(5), nat_list({2, 3}), 0),
+              ::testing::ExitedWithCode(1),
+              "INTERNAL PANIC: tlrt: reduce_sum_axis: buffer size does not match shape "
+              "\\(size\\(x\\) = 5 but prod\\(dims\\) = 6 for dims = \\[2, 3\\]\\)");
+  EXPECT_EXIT(torchlean_cuda_buffer_reduce_sum_axis(zeros(6), nat_list({2, 3}), 2),
+              ::testing::ExitedWithCode(1),
+              "INTERNAL PANIC: tlrt: reduce_sum_axis: reduceSumAxis: invalid axis \\(axis = 2 "
+              "but dims = \\[2, 3\\] has rank 2\\)");
+  // The shape is checked before the axis.
+  EXPECT_EXIT(torchlean_cuda_buffer_reduce_sum_axis(zeros(5), nat_list({2, 3}), 9),
+              ::testing::ExitedWithCode(1), "buffer size does not match shape");
+  EXPECT_EXIT(torchlean_cuda_buffer_reduce_sum_axis(zeros(2), nat_list({}), 0),
+              ::testing::ExitedWithCode(1),
+              "INTERNAL PANIC: tlrt: reduce_sum_axis: buffer size does not match shape "
+              "\\(size\\(x\\) = 2 but prod\\(dims\\) = 1");
+  EXPECT_EXIT(torchlean_cuda_buffer_reduce_sum_axis(
+                  zeros(1), nat_list({4294967295u, 4294967295u, 4294967295u}), 0),
+              ::testing::ExitedWithCode(1),
+              "INTERNAL PANIC: tlrt: reduce_sum_axis: shape size overflow \\(dims = ");
+  EXPECT_EXIT(torchlean_cuda_buffer_reduce_sum_axis(zeros(1), lean_box(3), 0),
+              ::testing::ExitedWithCode(1),
+              "INTERNAL PANIC: tlrt: reduce_sum_axis: expected Array Nat dims");
+  EXPECT_EXIT(torchlean_cuda_buffer_reduce_sum_axis(zeros(1), nat_list({4294967296ull}), 0),
+              ::testing::ExitedWithCode(1),
+              "INTERNAL PANIC: tlrt: reduce_sum_axis: dims\\[0\\] exceeds UInt32");
+}
+
+TEST_F(ReduceAxisDeathTest, FromBroadcastChecks) {
+  auto call = [](uint32_t n, const Dims& in, const Dims& out, const Dims& map) {
+    return torchlean_cuda_buffer_reduce_from_broadcast(zeros(n), nat_list(in), nat_list(out),
+                                                       nat_list(map));
+  };
+  const char* prefix = "INTERNAL PANIC: tlrt: reduce_from_broadcast: ";
+  EXPECT_EXIT(call(6, {3}, {2, 3}, {1}), ::testing::ExitedWithCode(1),
+              std::string(prefix) + "axis map rank mismatch");
+  EXPECT_EXIT(call(6, {3}, {2, 3}, {0, 2}), ::testing::ExitedWithCode(1),
+              std::string(prefix) + "broadcast axis out of range");
+  EXPECT_EXIT(call(9, {3}, {3, 3}, {1, 1}), ::testing::ExitedWithCode(1),
+              std::string(prefix) + "repeated broadcast input axis");
+  EXPECT_EXIT(call(8, {3}, {2, 4}, {0, 1}), ::testing::ExitedWithCode(1),
+              std::string(prefix) + "incompatible broadcast dimension");
+  EXPECT_EXIT(call(6, {3, 1}, {2, 3}, {0, 1}), ::testing::ExitedWithCode(1),
+              std::string(prefix) + "broadcast omits an input axis");
+  EXPECT_EXIT(call(5, {3}, {2, 3}, {0, 1}), ::testing::ExitedWithCode(1),
+              std::string(prefix) +
+                  "buffer size does not match shape \\(size\\(dOut\\) = 5 but prod\\(outDims\\) "
+                  "= 6 for outDims = \\[2, 3\\]\\)");
+  EXPECT_EXIT(call(1, {4294967295u, 4294967295u, 4294967295u}, {}, {}),
+              ::testing::ExitedWithCode(1), std::string(prefix) + "shape size overflow");
+  EXPECT_EXIT(torchlean_cuda_buffer_reduce_from_broadcast(zeros(1), nat_list({}), lean_box(0),
+                                                          nat_list({})),
+              ::testing::ExitedWithCode(1), std::string(prefix) + "expected Array Nat outDims");
+}
+
+TEST_F(ReduceAxisDeathTest, ReleasedAndNonBufferOperandsPanic) {
+  lean_object* released = zeros(6, 1);
+  torchlean_cuda_buffer_release(released);
+  EXPECT_EXIT(torchlean_cuda_buffer_reduce_sum_by_row(released, 2, 3), ::testing::ExitedWithCode(1),
+              "INTERNAL PANIC: tlrt: reduce_sum_by_row: buffer has been released");
+  EXPECT_EXIT(torchlean_cuda_buffer_reduce_sum_axis(released, nat_list({6}), 0),
+              ::testing::ExitedWithCode(1),
+              "INTERNAL PANIC: tlrt: reduce_sum_axis: buffer has been released");
+  EXPECT_EXIT(torchlean_cuda_buffer_reduce_max_by_column(lean_box(1), 1, 1),
+              ::testing::ExitedWithCode(1), "INTERNAL PANIC: .*");
+  EXPECT_EXIT(torchlean_cuda_buffer_reduce_from_broadcast(byte_array({1, 2}).get(), nat_list({}),
+                                                          nat_list({}), nat_list({})),
+              ::testing::ExitedWithCode(1), "INTERNAL PANIC: tlrt: reduce_from_broadcast: ");
+  lean_dec(released);
+}
+
+}  // namespace
