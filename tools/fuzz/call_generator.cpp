@@ -324,6 +324,37 @@ void CallGenerator::dimensions(CallPlan& plan, const std::vector<size_t>& params
   }
 }
 
+void CallGenerator::index_list(CallPlan& plan, const FuzzSymbol& symbol) {
+  int k_param = -1, indices = -1, rows = -1;
+  for (size_t k = 0; k < plan.args.size(); ++k) {
+    const std::string name = symbol.spec->params[k].name;
+    if (name == "k") k_param = static_cast<int>(k);
+    if (name == "indices") indices = static_cast<int>(k);
+    if (name == "rows" || name == "n") rows = static_cast<int>(k);
+  }
+  if (k_param < 0 || indices < 0) return;
+  PlannedArg& list = plan.args[static_cast<size_t>(indices)];
+  const uint64_t count = plan.args[static_cast<size_t>(k_param)].value.u32;
+  if (list.kind != ArgKind::nat_array || list.bad_element || count > 65536 || !rng_.percent(70)) {
+    return;
+  }
+  const uint64_t range = rows >= 0 ? plan.args[static_cast<size_t>(rows)].value.u32 : 0;
+  std::vector<uint64_t> values(count);
+  for (uint64_t& v : values) {
+    if (range > 0 && rng_.percent(85)) {
+      v = rng_.below(range);
+    } else {
+      v = rng_.percent(50) ? range + rng_.below(3) : UINT32_MAX;
+    }
+  }
+  lean_object* o = make_nat_array(values);
+  plan.owned.push_back(o);
+  list.value.object = o;
+  list.length = count;
+  list.product = 1;
+  list.text = "indices[" + std::to_string(count) + "]";
+}
+
 void CallGenerator::scalar_arg(CallPlan& plan, const FuzzSymbol& symbol, size_t k, bool extreme) {
   PlannedArg& arg = plan.args[k];
   arg.kind = ArgKind::scalar;
@@ -630,8 +661,9 @@ CallPlan CallGenerator::plan(const FuzzSymbol& symbol) {
     const ParamRole r = symbol.roles[k];
     const CType c = symbol.spec->params[k].c_type;
     if (c == CType::object || c == CType::owned_object) continue;
-    const bool joins_shape = symbol.rule == RuleKind::generic &&
-                             (r == ParamRole::dimension || r == ParamRole::element_count);
+    const bool joins_shape =
+        (symbol.rule == RuleKind::generic || symbol.rule == RuleKind::sized_op) &&
+        (r == ParamRole::dimension || r == ParamRole::element_count);
     if (joins_shape && k != extreme) {
       dims.push_back(k);
     } else {
@@ -639,6 +671,7 @@ CallPlan CallGenerator::plan(const FuzzSymbol& symbol) {
     }
   }
   dimensions(plan, dims, anchor >= 0 ? pool_[anchor].size : element_count());
+  if (symbol.rule == RuleKind::sized_op) index_list(plan, symbol);
 
   plan.description = symbol.spec->symbol;
   plan.description += "(";

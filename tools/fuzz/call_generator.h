@@ -72,6 +72,9 @@ class CallGenerator {
   // Shape extents of a call: half the time a factorisation of `target_product` (the first
   // buffer operand's size), so shaped ops get past their size checks.
   void dimensions(CallPlan& plan, const std::vector<size_t>& params, uint64_t target_product);
+  // Gather/scatter calls: most of the time, an `indices` list of length k whose entries are
+  // mostly in range of `rows` (or `n`), some just past it and some at 2^32 - 1.
+  void index_list(CallPlan& plan, const FuzzSymbol& symbol);
   int pick_live(int avoid_size_of = -1);
   int matching(int anchor);
   int released();

@@ -77,6 +77,136 @@ uint64_t saturating_mul(uint64_t a, uint64_t b) {
   return b != 0 && a > UINT64_MAX / b ? UINT64_MAX : a * b;
 }
 
+// The ops whose valid calls are fixed by their size arguments (SPEC-ops 8, 10, 11): success
+// exactly when every size argument agrees with its buffer and every host array is well formed,
+// with a result of the size the spec states; `either` where the rule would need the values of an
+// axis map (broadcast_to, reduce_from_broadcast) or the extent of one axis (reduce_sum_axis).
+void judge_sized_op(const CallPlan& plan, const RuleContext& c, Verdict& v, Judgement& j) {
+  const std::string name = plan.symbol->spec->symbol;
+  const std::string op = starts_with(name, "torchlean_cuda_buffer_")
+                             ? name.substr(std::strlen("torchlean_cuda_buffer_"))
+                             : name.substr(std::strlen("torchlean_"));
+  auto arg = [&](const char* param) -> const PlannedArg* {
+    const int k = param_named(plan, param);
+    return k >= 0 ? &plan.args[static_cast<size_t>(k)] : nullptr;
+  };
+  auto u32 = [&](const char* param) -> uint64_t {
+    const PlannedArg* a = arg(param);
+    return a ? a->value.u32 : 0;
+  };
+  auto buffer = [&](const char* param) -> const PoolBuffer* {
+    const PlannedArg* a = arg(param);
+    return a && a->kind == ArgKind::live_buffer ? &c.pool[a->pool_index] : nullptr;
+  };
+  auto array_ok = [&](const char* param) {
+    const PlannedArg* a = arg(param);
+    return a && a->kind == ArgKind::nat_array && !a->bad_element;
+  };
+  auto result = [&](uint64_t size, uint8_t dtype, uint64_t scratch_factor) {
+    v.success_within(saturating_mul(size * dtype_width(dtype), scratch_factor), c);
+    j.check_result_shape = true;
+    j.expected_result_size = size;
+    j.expected_result_dtype = dtype;
+  };
+  // Every buffer operand of the op, for the one-dtype rule.
+  std::vector<const PoolBuffer*> operands;
+  for (size_t k = 0; k < plan.args.size(); ++k) {
+    if (plan.args[k].kind == ArgKind::live_buffer)
+      operands.push_back(&c.pool[plan.args[k].pool_index]);
+  }
+  for (const PoolBuffer* b : operands) {
+    if (b->dtype != operands[0]->dtype) return v.failure("operand dtypes differ");
+  }
+  auto size_is = [&](const char* param, uint64_t want) {
+    const PoolBuffer* b = buffer(param);
+    return b != nullptr && b->size == want;
+  };
+  const uint8_t dt = operands.empty() ? 0 : operands[0]->dtype;
+
+  if (op == "reduce_sum_by_row" || op == "reduce_max_by_row" || op == "reduce_max_by_column") {
+    if (!size_is("x", u32("rows") * u32("cols"))) return v.failure("size(x) != rows * cols");
+    return result(op == "reduce_max_by_column" ? u32("cols") : u32("rows"), dt, 1);
+  }
+  if (op == "broadcast_vec_to_cols") {
+    if (!size_is("v", u32("rows"))) return v.failure("size(v) != rows");
+    return result(u32("rows") * u32("cols"), dt, 1);
+  }
+  if (op == "concat1d") {
+    if (!size_is("a", u32("n")) || !size_is("b", u32("m"))) return v.failure("sizes != n, m");
+    return result(u32("n") + u32("m"), dt, 1);
+  }
+  if (op == "slice1d") {
+    const uint64_t n = u32("n"), start = u32("start"), len = u32("len");
+    if (!size_is("x", n)) return v.failure("size(x) != n");
+    if (start > n || len > n - start) return v.failure("slice out of bounds");
+    return result(len, dt, 1);
+  }
+  if (op == "swap_adjacent_at_depth" || op == "reduce_sum_axis") {
+    const PlannedArg* dims = arg("dims");
+    if (!array_ok("dims")) return v.failure("dims is not a well-formed Array Nat");
+    if (dims->product > static_cast<uint64_t>(INT64_MAX)) return v.failure("shape size overflow");
+    if (!size_is("x", dims->product)) return v.failure("size(x) != prod(dims)");
+    if (op == "swap_adjacent_at_depth") {
+      if (u32("depth") + 1 >= dims->length) return v.failure("invalid depth");
+      return result(dims->product, dt, 1);
+    }
+    if (dims->length == 0) return result(1, dt, 1);
+    if (u32("axis") >= dims->length) return v.failure("invalid axis");
+    // The result size needs dims[axis], which the plan does not keep.
+    return v.success_within(buffer("x")->size * dtype_width(dt), c);
+  }
+  if (op == "bmm_with_transpose") {
+    const uint64_t batch = u32("batch"), m = u32("m"), n = u32("n"), p = u32("p");
+    if (u32("transposeA") > 1 || u32("transposeB") > 1) return v.failure("transpose flag > 1");
+    if (!size_is("A", saturating_mul(batch, m * n)) ||
+        !size_is("B", saturating_mul(batch, n * p))) {
+      return v.failure("operand sizes disagree with batch, m, n, p");
+    }
+    return result(saturating_mul(batch, m * p), dt, 1);
+  }
+  if (op == "gather_at" || op == "scatter_add_at") {
+    const uint64_t size = u32("size"), count = u32("count");
+    if (size == 0) return v.failure("an empty table");
+    if (op == "gather_at") {
+      if (!size_is("table", size) || !size_is("positions", count)) {
+        return v.failure("sizes disagree with size, count");
+      }
+      return result(count, dt, 1);
+    }
+    if (!size_is("positions", count) || !size_is("values", count)) {
+      return v.failure("sizes disagree with count");
+    }
+    return result(size, dt, 4);
+  }
+  if (op == "gather_rows" || op == "scatter_add_rows" || op == "scatter_add") {
+    const bool rows_op = op != "scatter_add";
+    const uint64_t rows = rows_op ? u32("rows") : u32("n");
+    const uint64_t cols = rows_op ? u32("cols") : 1;
+    const uint64_t k = u32("k");
+    if (!size_is(rows_op ? "mat" : "x", rows * cols)) return v.failure("base size disagrees");
+    if (op != "gather_rows" && !size_is("values", k * cols)) {
+      return v.failure("size(values) != k * cols");
+    }
+    const PlannedArg* indices = arg("indices");
+    if (!array_ok("indices")) return v.failure("indices is not a well-formed Array Nat");
+    if (indices->length != k) return v.failure("indices.size != k");
+    return result(op == "gather_rows" ? k * cols : rows * cols, dt, 4);
+  }
+  if (op == "dgemm_cuda") {
+    const uint64_t m = u32("m"), n = u32("n"), p = u32("p");
+    const PlannedArg* a = arg("A");
+    const PlannedArg* b = arg("B");
+    if (a == nullptr || b == nullptr || a->kind != ArgKind::float_array ||
+        b->kind != ArgKind::float_array) {
+      return v.either("an operand is not a FloatArray");
+    }
+    if (a->length != m * n || b->length != n * p) return v.failure("A or B size mismatch");
+    if (saturating_mul(m * p, 8) > c.pool_budget_bytes) return v.either("a large host result");
+    return v.success();
+  }
+  v.either("needs the values of an axis map");
+}
+
 }  // namespace
 
 void judge(CallPlan& plan, const RuleContext& c) {
@@ -397,6 +527,9 @@ void judge(CallPlan& plan, const RuleContext& c) {
         j.owned_record_result = true;
         break;
       }
+      case RuleKind::sized_op:
+        judge_sized_op(plan, c, v, j);
+        break;
       case RuleKind::generic:
         v.either();
         break;

@@ -82,6 +82,7 @@ enum class RuleKind : uint8_t {
   float32_bytes_to_float_array,
   unbox,
   alloc,
+  sized_op,  // shape, axis-reduction, matmul and gather/scatter ops: sizes from their arguments
 };
 
 enum class SkipReason : uint8_t { none, unexported, raw_record, unsupported_type, unmodelled };

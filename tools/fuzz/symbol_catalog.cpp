@@ -199,6 +199,10 @@ RuleKind rule_of(const SymbolSpec& spec) {
   if (group == "counters" || group == "allocator-stats") return RuleKind::always_succeeds;
   if (starts_with(group, "elementwise") || group == "optimizer") return RuleKind::same_shape;
   if (group == "reduction-whole") return RuleKind::whole_reduction;
+  if (group == "matmul" || group == "reduction-axis" || group == "shape" ||
+      starts_with(group, "indexing")) {
+    return RuleKind::sized_op;
+  }
   return RuleKind::generic;
 }
 
@@ -264,6 +268,8 @@ const char* rule_name(RuleKind rule) {
   switch (rule) {
     case RuleKind::generic:
       return "generic";
+    case RuleKind::sized_op:
+      return "sized_op";
     case RuleKind::same_shape:
       return "same_shape";
     case RuleKind::whole_reduction:
