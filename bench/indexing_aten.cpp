@@ -11,7 +11,8 @@
 //   - ATen's own device-index primitives for the rows whose indices already live on the device on
 //     both sides: index_select, and clone + index_add_ (atomic, unordered). Their index tensors
 //     are made once, on the first (untimed) call, and reused.
-// Host scalars: rows (targets), cols, k, a tag naming the index set, then the k indices. Every
+// Host scalars: rows (targets), cols, k, a tag naming the index set, then the k indices; for
+// gather_at and scatter_add_at the table size only (their positions are a device buffer). Every
 // input gets the same element count from the harness, so the base and the values are the leading
 // parts of their inputs.
 #include <ATen/ATen.h>
@@ -112,7 +113,29 @@ const at::Tensor& cached_indices(S s, const at::Tensor& like) {
   return cached;
 }
 
+// The addressing of gather_at / scatter_add_at (SPEC-ops 11) in ATen: NaN -> 0, +inf -> size-1,
+// -inf -> 0, clamp to [0, size-1], truncate to an index. The adapter revision that exported these
+// symbols is not stored; this is the direct ATen composition of the spec's formula.
+at::Tensor positions_to_index(const at::Tensor& positions, int64_t size) {
+  const double last = static_cast<double>(size - 1);
+  return at::nan_to_num(positions, 0.0, last, 0.0).clamp(0.0, last).to(at::kLong);
+}
+
 const AtenOpRegistration kIndexingOps({
+    {"gather_at", 2, false, "index_select(table, 0, clamp(nan_to_num(p)).long())",
+     [](X x, S s) -> Tensors {
+       const int64_t size = static_cast<int64_t>(s[0]);
+       const at::Tensor table = x[0].narrow(0, 0, size);
+       return {table.index_select(0, positions_to_index(x[1], size))};
+     }},
+    {"scatter_add_at", 2, false,
+     "zeros(size).index_add_(0, clamp(nan_to_num(p)).long(), values) (atomic, unordered)",
+     [](X x, S s) -> Tensors {
+       const int64_t size = static_cast<int64_t>(s[0]);
+       at::Tensor out = at::zeros({size}, x[1].options());
+       out.index_add_(0, positions_to_index(x[0], size), x[1]);
+       return {out};
+     }},
     {"gather_rows", 1, false,
      "host indices -> device (blocking), index_select(clamp_max) + masked_fill (TorchLean)",
      [](X x, S s) -> Tensors { return {torchlean_gather_rows(x[0], geometry(s))}; }},
