@@ -15,11 +15,16 @@
 //       each thread writes 16 bytes of one row (one vector load and store, or one load and a
 //       splatted store) when the rows and strides allow it, else single words; the row's input
 //       offset is divided out of the row index per chunk;
-//     * tile: the innermost output axis reads a non-unit input stride (a permutation), or the
-//       contiguous runs are shorter than 32 bytes: a [32 x 32 unit] tile over the output axis
-//       that reads input stride `unit` (k) and the innermost output axis (c) is loaded through
-//       shared memory along k (coalesced input) and stored along c (coalesced output), the
-//       other axes walked per tile;
+//     * transpose: the innermost output axis reads a non-unit input stride (a permutation), or the
+//       contiguous runs (groups) are shorter than 32 bytes, and a group is 4, 8, 12, 16 or 24
+//       bytes: a batched transpose through shared memory (64 x 64 groups of 4-byte words, else
+//       32 x 32; 8- and 16-byte groups moved as one vector word), every load of a thread issued
+//       before its shared-memory stores; broadcast batch axes are written from the one loaded
+//       tile, split over the grid in chunks when the tiles alone do not fill the device;
+//     * tile: the same geometry with any other group (or more than 8 batch axes of one kind): a
+//       [32 x 32 unit] tile over the output axis that reads input stride `unit` (k) and the
+//       innermost output axis (c) is loaded through shared memory along k (coalesced input) and
+//       stored along c (coalesced output), the other axes walked per tile;
 //     * a plain copy when the plan is one contiguous run.
 //   Index arithmetic is 32-bit (multiply-high division, FastDiv32) when every output index and
 //   input offset is below 2^31, 64-bit otherwise.
