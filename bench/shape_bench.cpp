@@ -184,9 +184,13 @@ void shape_benchmarks(Harness& h, const BenchOptions&) {
   add_broadcast_row(h, x, y, {1024, 1024}, {64, 1024, 1024}, {0, 1, 2},
                     "bytes read + written; inserted leading axis, contiguous rows");
   add_broadcast_row(h, x, y, {1024, 64}, {64, 1024, 1024}, {2, 0, 1},
-                    "bytes read + written; permuted and inserted axes, shared-memory tiles");
+                    "bytes read + written; permuted and inserted axes, one tile per block "
+                    "written to many broadcast positions");
   add_swap_row(h, x, y, {32, 1024, 16, 64}, 1, "bytes read + written; runs of 64 words");
   add_swap_row(h, x, y, {64, 1024, 1024}, 1, "bytes read + written; a plain transpose");
+  add_swap_row(h, x, y, {16, 1024, 1024, 4}, 1,
+               "bytes read + written; groups of 4 words moved as 16-byte words");
+  add_swap_row(h, x, y, {16, 1024, 1365, 3}, 1, "bytes read + written; groups of 3 words");
   add_vec_to_cols_row(h, x, y, uint64_t{1} << 16, uint64_t{1} << 10);
   cudaDeviceSynchronize();
   cudaFree(out);

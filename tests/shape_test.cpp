@@ -687,6 +687,26 @@ TEST_F(Shape, LargerGeometries) {
   check_vec_to_cols<double>(1000, 1000, 10);
 }
 
+// The batched transpose of the device engine: tile edges in both directions (extents not
+// multiples of the 64- and 32-group tiles), batches, groups of 1, 2, 3 and 4 words (the 8- and
+// 16-byte groups as vector words), more batches than a grid dimension holds, and broadcast axes
+// written from one loaded tile, split into chunks with a short last chunk.
+TEST_F(Shape, TransposeTiles) {
+  check_swap<float>({5, 200, 67}, 1, 1);     // 4-byte words, 64-group tiles
+  check_swap<float>({130, 70}, 0, 2);        // no batch
+  check_swap<float>({3, 45, 77, 2}, 1, 3);   // 8-byte groups
+  check_swap<float>({4, 70, 33, 3}, 1, 4);   // 12-byte groups
+  check_swap<float>({2, 65, 97, 4}, 1, 5);   // 16-byte groups
+  check_swap<double>({3, 100, 37}, 1, 6);    // 8-byte words
+  check_swap<double>({2, 33, 70, 2}, 1, 7);  // 16-byte groups
+  check_swap<double>({3, 40, 35, 3}, 1, 8);  // 24-byte groups
+  check_swap<float>({70000, 8, 9}, 1, 9);    // batches past 65535 grid rows
+  check_broadcast<float>({3, 40, 45}, {45, 3, 3, 251, 40}, {3, 0, 1, 0, 2}, 10);
+  check_broadcast<double>({20, 50, 3}, {50, 7, 20, 3}, {2, 0, 1, 3}, 11);
+  check_broadcast<float>({20, 50, 2}, {50, 700, 20, 2}, {2, 0, 1, 3}, 12);
+  check_broadcast<float>({9, 130, 33}, {33, 4, 9, 130}, {3, 0, 1, 2}, 13);
+}
+
 // The copies are deterministic: ten runs give the same words.
 TEST_F(Shape, RepeatedCallsGiveTheSameWords) {
   const Words<float> x = operand_words<float>(3 * 300 * 257, 77);

@@ -15,11 +15,16 @@
 //       each thread writes 16 bytes of one row (one vector load and store, or one load and a
 //       splatted store) when the rows and strides allow it, else single words; the row's input
 //       offset is divided out of the row index per chunk;
-//     * tile: the innermost output axis reads a non-unit input stride (a permutation), or the
-//       contiguous runs are shorter than 32 bytes: a [32 x 32 unit] tile over the output axis
-//       that reads input stride `unit` (k) and the innermost output axis (c) is loaded through
-//       shared memory along k (coalesced input) and stored along c (coalesced output), the
-//       other axes walked per tile;
+//     * transpose: the innermost output axis reads a non-unit input stride (a permutation), or the
+//       contiguous runs (groups) are shorter than 32 bytes, and a group is 4, 8, 12, 16 or 24
+//       bytes: a batched transpose through shared memory (64 x 64 groups of 4-byte words, else
+//       32 x 32; 8- and 16-byte groups moved as one vector word), every load of a thread issued
+//       before its shared-memory stores; broadcast batch axes are written from the one loaded
+//       tile, split over the grid in chunks when the tiles alone do not fill the device;
+//     * tile: the same geometry with any other group (or more than 8 batch axes of one kind): a
+//       [32 x 32 unit] tile over the output axis that reads input stride `unit` (k) and the
+//       innermost output axis (c) is loaded through shared memory along k (coalesced input) and
+//       stored along c (coalesced output), the other axes walked per tile;
 //     * a plain copy when the plan is one contiguous run.
 //   Index arithmetic is 32-bit (multiply-high division, FastDiv32) when every output index and
 //   input offset is below 2^31, 64-bit otherwise.
@@ -240,6 +245,191 @@ __global__ void tile_kernel(const W* __restrict__ x, W* __restrict__ out, TileGe
   }
 }
 
+// ---------------------------------------------------------------------------------------------
+// The batched transpose: output element (batch, p, c, i) reads input offset
+// in_base(batch) + p * G + c * c_stride + i and is written at out_base(batch) + p * p_out + c * G +
+// i (i < G, the group of words contiguous on both sides; p the output axis that walks the input's
+// contiguous groups, c the innermost output axis). A block moves a [kT x kT] tile of groups through
+// shared memory: loaded along p (one contiguous run of kT * G words per input row), stored along c
+// (one contiguous run per output row). Each thread issues all of its loads before its shared-memory
+// stores, so a block keeps kT * kT * G words in flight. The tile rows are padded by one group, so
+// the column reads of the store phase hit distinct banks. The batch axes are split in two: axes
+// the input walks (stride != 0), one per grid z index, and broadcast axes (input stride 0), walked
+// inside the block: the tile is loaded once and written to every broadcast position of the block's
+// chunk. All index arithmetic is 64-bit per tile and constant-divisor per element.
+
+constexpr int kTransposeThreads = 256;
+constexpr int kMaxBatchAxes = 8;
+
+struct TransposeGeometry {
+  uint64_t p_extent = 0, c_extent = 0;  // in groups
+  uint64_t c_stride = 0;                // input stride of c, in words
+  uint64_t p_out = 0;                   // output stride of p, in words
+  uint64_t tiles_p = 0, tiles_c = 0;
+  int load_rank = 0;  // batch axes the input walks, row-major
+  uint64_t load_dims[kMaxBatchAxes], load_in[kMaxBatchAxes], load_out[kMaxBatchAxes];
+  uint64_t loads = 1;  // product of load_dims
+  int rep_rank = 0;    // broadcast batch axes, row-major
+  uint64_t rep_dims[kMaxBatchAxes], rep_out[kMaxBatchAxes];
+  uint64_t reps = 1;    // product of rep_dims
+  uint64_t chunk = 1;   // broadcast positions per block
+  uint64_t chunks = 1;  // ceil(reps / chunk)
+};
+
+template <class W, int G, int kT>
+__global__ void __launch_bounds__(kTransposeThreads)
+    transpose_kernel(const W* __restrict__ x, W* __restrict__ out, TransposeGeometry g) {
+  constexpr uint32_t kRow = kT * G;          // words per tile row
+  constexpr uint32_t kPitch = (kT + 1) * G;  // padded by one group
+  constexpr int kPer = kT * kT * G / kTransposeThreads;
+  static_assert(kT * kT * G % kTransposeThreads == 0, "whole tiles per pass");
+  __shared__ W tile[kT * kPitch];
+  const uint64_t zs = g.loads * g.chunks;
+  for (uint64_t z = blockIdx.z; z < zs; z += gridDim.z) {
+    const uint64_t batch = z / g.chunks;
+    const uint64_t chunk = z - batch * g.chunks;
+    uint64_t in_base = 0, out_base = 0, rest = batch;
+    for (int j = g.load_rank - 1; j >= 0; --j) {
+      const uint64_t q = rest / g.load_dims[j];
+      const uint64_t coord = rest - q * g.load_dims[j];
+      in_base += coord * g.load_in[j];
+      out_base += coord * g.load_out[j];
+      rest = q;
+    }
+    const uint64_t rep_begin = chunk * g.chunk;
+    const uint64_t rep_end = rep_begin + g.chunk < g.reps ? rep_begin + g.chunk : g.reps;
+    for (uint64_t tp = blockIdx.y; tp < g.tiles_p; tp += gridDim.y) {
+      const uint64_t p0 = tp * kT;
+      const uint32_t p_valid =
+          static_cast<uint32_t>(g.p_extent - p0 < uint64_t{kT} ? g.p_extent - p0 : uint64_t{kT});
+      for (uint64_t tc = blockIdx.x; tc < g.tiles_c; tc += gridDim.x) {
+        const uint64_t c0 = tc * kT;
+        const uint32_t c_valid =
+            static_cast<uint32_t>(g.c_extent - c0 < uint64_t{kT} ? g.c_extent - c0 : uint64_t{kT});
+        const uint32_t p_words = p_valid * G, c_words = c_valid * G;
+        const W* from = x + in_base + p0 * G + c0 * g.c_stride;
+        W v[kPer];
+        __syncthreads();  // the previous tile's stores have read the shared tile
+#pragma unroll
+        for (int j = 0; j < kPer; ++j) {
+          const uint32_t l = threadIdx.x + j * kTransposeThreads;
+          const uint32_t row = l / kRow, t = l - row * kRow;
+          if (row < c_valid && t < p_words) v[j] = from[row * g.c_stride + t];
+        }
+#pragma unroll
+        for (int j = 0; j < kPer; ++j) {
+          const uint32_t l = threadIdx.x + j * kTransposeThreads;
+          const uint32_t row = l / kRow, t = l - row * kRow;
+          if (row < c_valid && t < p_words) tile[row * kPitch + t] = v[j];
+        }
+        __syncthreads();
+        for (uint64_t rep = rep_begin; rep < rep_end; ++rep) {
+          uint64_t rep_off = 0, r = rep;
+          for (int j = g.rep_rank - 1; j >= 0; --j) {
+            const uint64_t q = r / g.rep_dims[j];
+            rep_off += (r - q * g.rep_dims[j]) * g.rep_out[j];
+            r = q;
+          }
+          W* to = out + out_base + rep_off + p0 * g.p_out + c0 * G;
+#pragma unroll
+          for (int j = 0; j < kPer; ++j) {
+            const uint32_t l = threadIdx.x + j * kTransposeThreads;
+            const uint32_t row = l / kRow, t = l - row * kRow;  // row: p, t: c * G + i
+            const uint32_t c = t / G, i = t - c * G;
+            if (row < p_valid && t < c_words) {
+              to[row * g.p_out + t] = tile[c * kPitch + row * G + i];
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+// Runs the plan on the batched transpose when its group of `unit` words (the run contiguous in both
+// input and output) fits a kernel: 4, 8, 12, 16 or 24 bytes, the 8- and 16-byte groups moved as one
+// vector word when aligned. Axis k reads input stride `unit`, axis c is the innermost output axis
+// before the run. Returns false (nothing queued) for any other geometry.
+template <class V, int G, int kT, class W>
+void launch_transpose_as(const W* x, W* out, const CopyPlan& plan, size_t k, size_t c,
+                         uint64_t unit, cudaStream_t stream, const char* op) {
+  const uint64_t scale = unit / G;  // W words per V word
+  const size_t r = plan.dims.size();
+  std::vector<uint64_t> out_strides(r, 1);
+  for (size_t j = r - 1; j-- > 0;) out_strides[j] = out_strides[j + 1] * plan.dims[j + 1];
+  TransposeGeometry g;
+  g.p_extent = plan.dims[k];
+  g.c_extent = plan.dims[c];
+  g.c_stride = plan.strides[c] / scale;
+  g.p_out = out_strides[k] / scale;
+  g.tiles_p = (g.p_extent + kT - 1) / kT;
+  g.tiles_c = (g.c_extent + kT - 1) / kT;
+  for (size_t j = 0; j < c; ++j) {
+    if (j == k) continue;
+    if (plan.strides[j] == 0) {
+      g.rep_dims[g.rep_rank] = plan.dims[j];
+      g.rep_out[g.rep_rank] = out_strides[j] / scale;
+      g.reps *= plan.dims[j];
+      ++g.rep_rank;
+    } else {
+      g.load_dims[g.load_rank] = plan.dims[j];
+      g.load_in[g.load_rank] = plan.strides[j] / scale;
+      g.load_out[g.load_rank] = out_strides[j] / scale;
+      g.loads *= plan.dims[j];
+      ++g.load_rank;
+    }
+  }
+  // Enough blocks to fill the device: the broadcast positions are split into chunks when the tiles
+  // alone give fewer than 16 blocks per SM.
+  const uint64_t target = 16 * uint64_t{current_sm_count(op)};
+  const uint64_t base = g.tiles_p * g.tiles_c * g.loads;
+  uint64_t chunks = base >= target ? 1 : (target + base - 1) / base;
+  if (chunks > g.reps) chunks = g.reps;
+  g.chunk = (g.reps + chunks - 1) / chunks;
+  g.chunks = (g.reps + g.chunk - 1) / g.chunk;
+  constexpr uint64_t kMaxX = 0x7fffffffu, kMaxYZ = 65535;
+  const uint64_t zs = g.loads * g.chunks;
+  const dim3 grid(static_cast<unsigned>(g.tiles_c < kMaxX ? g.tiles_c : kMaxX),
+                  static_cast<unsigned>(g.tiles_p < kMaxYZ ? g.tiles_p : kMaxYZ),
+                  static_cast<unsigned>(zs < kMaxYZ ? zs : kMaxYZ));
+  transpose_kernel<V, G, kT><<<grid, kTransposeThreads, 0, stream>>>(reinterpret_cast<const V*>(x),
+                                                                     reinterpret_cast<V*>(out), g);
+  check_launch(op);
+}
+
+template <class W>
+bool launch_transpose(const W* x, W* out, const CopyPlan& plan, size_t k, size_t c, uint64_t unit,
+                      cudaStream_t stream, const char* op) {
+  size_t loads = 0, reps = 0;
+  for (size_t j = 0; j < c; ++j) {
+    if (j == k) continue;
+    ++(plan.strides[j] == 0 ? reps : loads);
+  }
+  if (loads > kMaxBatchAxes || reps > kMaxBatchAxes) return false;
+  const uint64_t bytes = unit * sizeof(W);
+  // Vector words need every stride a multiple of the group and both buffers aligned to it.
+  bool whole = true;
+  for (size_t j = 0; j <= c; ++j) whole = whole && plan.strides[j] % unit == 0;
+  const auto aligned = [&](uintptr_t a) {
+    return whole && (reinterpret_cast<uintptr_t>(x) % a) == 0 &&
+           (reinterpret_cast<uintptr_t>(out) % a) == 0;
+  };
+  if (bytes == 4) {
+    launch_transpose_as<uint32_t, 1, 64>(x, out, plan, k, c, unit, stream, op);
+  } else if (bytes == 8 && aligned(8)) {
+    launch_transpose_as<uint64_t, 1, 32>(x, out, plan, k, c, unit, stream, op);
+  } else if (bytes == 16 && aligned(16)) {
+    launch_transpose_as<uint4, 1, 32>(x, out, plan, k, c, unit, stream, op);
+  } else if (bytes == 12 && sizeof(W) == 4) {
+    launch_transpose_as<uint32_t, 3, 32>(x, out, plan, k, c, unit, stream, op);
+  } else if (bytes == 24 && sizeof(W) == 8) {
+    launch_transpose_as<uint64_t, 3, 32>(x, out, plan, k, c, unit, stream, op);
+  } else {
+    return false;
+  }
+  return true;
+}
+
 template <class W, class I, int kChunk, bool kBroadcast>
 void launch_rows(const W* x, W* out, const CopyPlan& plan, size_t row_axes, uint64_t len,
                  cudaStream_t stream, const char* op) {
@@ -333,7 +523,9 @@ void strided_copy(const T* xt, const uint64_t* dims, const uint64_t* strides, si
   if (short_runs && (inner != 1 || r >= 2)) {
     for (size_t k = 0; k < c; ++k) {
       if (plan.strides[k] == unit && plan.dims[k] >= 8 && plan.dims[c] >= 8) {
-        launch_tiles(x, out, plan, k, c, unit, stream, op);
+        if (!launch_transpose(x, out, plan, k, c, unit, stream, op)) {
+          launch_tiles(x, out, plan, k, c, unit, stream, op);
+        }
         return;
       }
     }
