@@ -289,7 +289,15 @@ TYPED_TEST(ReduceAxisTyped, MaxMatchesTheHostSelection) {
     if (a == 0 && b == 0) return std::signbit(a) && !std::signbit(b);
     return a < b;
   };
-  for (auto [rows, cols] : {std::pair<uint32_t, uint32_t>{1000, 77}, {3, 9000}, {4100, 33}}) {
+  // Scalar and 16-byte column tiles, narrow tiles (many row lanes), one split and many.
+  for (auto [rows, cols] : {std::pair<uint32_t, uint32_t>{1000, 77},
+                            {3, 9000},
+                            {4100, 33},
+                            {2048, 1024},
+                            {700, 12},
+                            {5000, 1},
+                            {64, 4096},
+                            {333, 130}}) {
     std::vector<T> x = random_values<T>(uint64_t{rows} * cols, rows * 7 + cols);
     std::mt19937 rng(rows);
     for (size_t k = 0; k < x.size() / 17; ++k) x[rng() % x.size()] = specials[rng() % 5];
@@ -352,8 +360,20 @@ TYPED_TEST(ReduceAxisTyped, SumAxisEmptyRules) {
 // not multiples of the tile, rows spanning several chunks, contiguous chains), flag on and off.
 TYPED_TEST(ReduceAxisTyped, SumAxisMatchesTheHostFold) {
   using T = TypeParam;
-  const std::vector<Dims> shapes = {{5, 7, 3}, {2500, 37},   {37, 2500},   {3, 1100, 9}, {1, 1, 4},
-                                    {4, 1},    {3000, 2, 2}, {2, 3, 5, 7}, {9000, 9},    {5, 9000}};
+  const std::vector<Dims> shapes = {{5, 7, 3},
+                                    {2500, 37},
+                                    {37, 2500},
+                                    {3, 1100, 9},
+                                    {1, 1, 4},
+                                    {4, 1},
+                                    {3000, 2, 2},
+                                    {2, 3, 5, 7},
+                                    {9000, 9},
+                                    {5, 9000},
+                                    // 32-column tiles (16 KiB chunks): several chunks, both
+                                    // load orders; and a long chain in narrow tiles.
+                                    {700, 4500},
+                                    {4500, 300}};
   for (const Dims& dims : shapes) {
     uint64_t n = 1;
     for (uint64_t e : dims) n *= e;

@@ -4,24 +4,29 @@
 //   block when there are too few rows to fill the device), 16-byte loads after a scalar head that
 //   reaches alignment, per-thread accumulators combined by shuffles. The sum's order is free
 //   (tolerance); the max runs on the integer keys of max_key.h, so its bits do not depend on it.
-// * reduce_max_by_column: blocks own 32 columns (a warp reads 128 contiguous bytes of a row) and a
-//   range of rows; the warps' partial keys meet in shared memory and then, across blocks, in an
-//   atomicMax on the keys (order-free: the key order is a total order), and a last pass turns the
-//   keys back into values.
+// * reduce_max_by_column: one launch. Blocks own a tile of up to 32 x 4 columns (16-byte loads
+//   when the rows allow: a warp reads up to 512 contiguous bytes of a row) and a range of rows;
+//   the row lanes' keys meet in shared memory. With several row ranges (splits) each block stores
+//   its keys in the workspace and the last block of a tile to finish takes the maxima over the
+//   splits (order-free: the key order is a total order) and writes the values.
 // * ordered_fold: out[c] = ((+0 + M[0, c]) + M[1, c]) + ..., one thread per column running the
 //   chain of dependent additions out of shared memory, so that the chain never waits for memory.
-//   A block owns a tile of 8, 16 or 32 consecutive columns and walks the rows in chunks of 32 KiB
-//   through a ring of 4 shared-memory stages: while warp 0 folds chunk k, the copies of chunks
-//   k + 1 .. k + 3 are in flight (cp.async, queued by warps 1..7, holding no registers). Addresses
-//   are mixed-radix offsets of the row and the column (tables per chunk and per tile in shared
-//   memory), so one kernel serves reduce_sum_axis (any axis) and reduce_from_broadcast (any axis
-//   map); a warp's loads run along the columns when the innermost column axis is contiguous, along
-//   the rows when each column's chain is contiguous. Every addition is __fadd_rn / __dadd_rn in the
-//   fold's order, whatever the tile or the schedule.
+//   A block owns a tile of 8, 16 or 32 consecutive columns and walks the rows in chunks (32 KiB,
+//   16 KiB for 32-column tiles so that three blocks share an SM) through a ring of 4 shared-memory
+//   stages: while warp 0 folds chunk k, the copies of chunks k + 1 .. k + 3 are in flight
+//   (cp.async, queued by warps 1-3 and 5-7, holding no registers; warp 4 stays off warp 0's
+//   scheduler). A stage is column-major, so the chain reads 16 bytes of its column (4 floats or 2
+//   doubles, consecutive rows) per shared load. Addresses are mixed-radix offsets of the row and
+//   the column (tables per chunk and per tile in shared memory), so one kernel serves
+//   reduce_sum_axis (any axis) and reduce_from_broadcast (any axis map); a warp's loads run along
+//   the columns when the innermost column axis is contiguous, along the rows when each column's
+//   chain is contiguous. Every addition is __fadd_rn / __dadd_rn in the fold's order, whatever the
+//   tile or the schedule.
 #include <cuda_pipeline.h>
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <string>
 
 #include "kernels/common/launch.cuh"
 #include "kernels/reduce_axis/max_key.h"
@@ -46,11 +51,12 @@ TLRT_DEVICE_INLINE uint32_t max_of(uint32_t a, uint32_t b) {
 TLRT_DEVICE_INLINE uint64_t max_of(uint64_t a, uint64_t b) {
   return a < b ? b : a;
 }
-TLRT_DEVICE_INLINE void atomic_max_key(uint32_t* p, uint32_t v) {
-  atomicMax(reinterpret_cast<unsigned int*>(p), static_cast<unsigned int>(v));
+// Loads cached in L2 only: keys another block stored in this launch.
+TLRT_DEVICE_INLINE uint32_t load_cg(const uint32_t* p) {
+  return __ldcg(reinterpret_cast<const unsigned int*>(p));
 }
-TLRT_DEVICE_INLINE void atomic_max_key(uint64_t* p, uint64_t v) {
-  atomicMax(reinterpret_cast<unsigned long long*>(p), static_cast<unsigned long long>(v));
+TLRT_DEVICE_INLINE uint64_t load_cg(const uint64_t* p) {
+  return __ldcg(reinterpret_cast<const unsigned long long*>(p));
 }
 
 template <class T>
@@ -85,37 +91,52 @@ struct Vec16<double> {
   static constexpr int kLanes = 2;
 };
 
-template <class Op, class T>
-TLRT_DEVICE_INLINE typename Op::Acc add_vector(typename Op::Acc acc, const float4& v) {
-  acc = Op::add(acc, v.x);
-  acc = Op::add(acc, v.y);
-  acc = Op::add(acc, v.z);
-  return Op::add(acc, v.w);
+// One accumulator per vector lane, so that a thread's additions form kLanes independent chains.
+template <class Op>
+TLRT_DEVICE_INLINE void add_vector(typename Op::Acc (&acc)[4], const float4& v) {
+  acc[0] = Op::add(acc[0], v.x);
+  acc[1] = Op::add(acc[1], v.y);
+  acc[2] = Op::add(acc[2], v.z);
+  acc[3] = Op::add(acc[3], v.w);
 }
-template <class Op, class T>
-TLRT_DEVICE_INLINE typename Op::Acc add_vector(typename Op::Acc acc, const double2& v) {
-  acc = Op::add(acc, v.x);
-  return Op::add(acc, v.y);
+template <class Op>
+TLRT_DEVICE_INLINE void add_vector(typename Op::Acc (&acc)[2], const double2& v) {
+  acc[0] = Op::add(acc[0], v.x);
+  acc[1] = Op::add(acc[1], v.y);
 }
 
-// One row's accumulator of a group of kGroup threads (lane in [0, kGroup)).
+constexpr uint32_t kRowUnroll = 4;  // 16-byte loads in flight per thread
+
+// One row's accumulator of a group of kGroup threads (lane in [0, kGroup)): kRowUnroll vector
+// loads are issued before their additions, into kLanes accumulators.
 template <class Op, class T, int kGroup>
 TLRT_DEVICE_INLINE typename Op::Acc row_partial(const T* p, uint64_t cols, int lane) {
   using V = typename Vec16<T>::type;
   constexpr int kLanes = Vec16<T>::kLanes;
-  typename Op::Acc acc = Op::identity();
+  typename Op::Acc acc[kLanes];
+#pragma unroll
+  for (int i = 0; i < kLanes; ++i) acc[i] = Op::identity();
   // Elements before the first 16-byte boundary (payloads are at least element aligned).
   uint64_t head = ((16u - (reinterpret_cast<uintptr_t>(p) & 15u)) & 15u) / sizeof(T);
   if (head > cols) head = cols;
-  for (uint64_t j = lane; j < head; j += kGroup) acc = Op::add(acc, p[j]);
+  for (uint64_t j = lane; j < head; j += kGroup) acc[0] = Op::add(acc[0], p[j]);
   const uint64_t vectors = (cols - head) / kLanes;
   const V* pv = reinterpret_cast<const V*>(p + head);
-#pragma unroll 4
-  for (uint64_t v = lane; v < vectors; v += kGroup) acc = add_vector<Op, T>(acc, __ldg(pv + v));
-  for (uint64_t j = head + vectors * kLanes + lane; j < cols; j += kGroup) {
-    acc = Op::add(acc, p[j]);
+  uint64_t v = lane;
+  for (; v + (kRowUnroll - 1) * kGroup < vectors; v += kRowUnroll * kGroup) {
+    V vals[kRowUnroll];
+#pragma unroll
+    for (uint32_t i = 0; i < kRowUnroll; ++i) vals[i] = __ldg(pv + v + i * kGroup);
+#pragma unroll
+    for (uint32_t i = 0; i < kRowUnroll; ++i) add_vector<Op>(acc, vals[i]);
   }
-  return acc;
+  for (; v < vectors; v += kGroup) add_vector<Op>(acc, __ldg(pv + v));
+  for (uint64_t j = head + vectors * kLanes + lane; j < cols; j += kGroup) {
+    acc[1] = Op::add(acc[1], p[j]);
+  }
+#pragma unroll
+  for (int i = 1; i < kLanes; ++i) acc[0] = Op::merge(acc[0], acc[i]);
+  return acc[0];
 }
 
 template <class Op>
@@ -171,54 +192,196 @@ void by_row(const T* x, uint64_t rows, uint64_t cols, T* out, cudaStream_t strea
 // ---------------------------------------------------------------------------------------------
 // Column maxima
 
-constexpr uint32_t kColumnTile = 32;
-constexpr uint32_t kColumnWarps = kThreads / 32;
+// Completion counters of the column tiles of a split launch. They are this module's device
+// globals, zero when the module is loaded, and the block that completes a tile resets its counter,
+// so no launch clears them first; that requires the launches of one device to be serialised, which
+// tlrt does by queueing all work of a device on its one stream (as the reduce family's counters).
+constexpr uint32_t kMaxColumnTickets = 4096;
+__device__ uint32_t g_column_tile_done[kMaxColumnTickets];
 
+constexpr uint32_t kColumnUnroll = 8;  // rows of loads in flight per thread
+
+// A block's view: tpr threads across the tile's columns (each V consecutive columns) times
+// kThreads / tpr row lanes. Blocks (tile, split) cover one tile of tpr * V columns and one range
+// of rows.
+struct ColumnPlan {
+  uint32_t vec = 1;  // columns per thread (1, or 16 / sizeof(T) when rows are 16-byte aligned)
+  uint32_t tpr = 1;  // threads across a tile, a power of two <= 32
+  uint64_t tiles = 0;
+  uint64_t splits = 1;
+  uint64_t per_split = 0;
+};
+
+// Splits of the rows: about four blocks per SM in all (counting the tiles of the widest tile,
+// so that the count does not depend on the buffer's alignment), at least 64 rows per split.
+uint64_t column_splits(uint64_t rows, uint64_t cols, size_t element_bytes, const char* op) {
+  const uint64_t width = 32 * (16 / element_bytes);
+  const uint64_t tiles = (cols + width - 1) / width;
+  const uint64_t target = 4 * uint64_t{current_sm_count(op)};
+  uint64_t splits = (target + tiles - 1) / tiles;
+  const uint64_t most = (rows + 63) / 64;
+  if (splits > most) splits = most;
+  if (splits > 65535) splits = 65535;
+  if (splits == 0) splits = 1;
+  const uint64_t per_split = (rows + splits - 1) / splits;
+  return (rows + per_split - 1) / per_split;
+}
+
+ColumnPlan column_plan(const void* x, uint64_t rows, uint64_t cols, size_t element_bytes,
+                       const char* op) {
+  ColumnPlan p;
+  const uint32_t lanes = static_cast<uint32_t>(16 / element_bytes);
+  if (x != nullptr && aligned16(x) && cols % lanes == 0) p.vec = lanes;
+  const uint64_t groups = (cols + p.vec - 1) / p.vec;
+  while (p.tpr < 32 && p.tpr < groups) p.tpr *= 2;
+  const uint64_t width = uint64_t{p.tpr} * p.vec;
+  p.tiles = (cols + width - 1) / width;
+  // A split launch needs a completion counter per tile.
+  const uint64_t splits =
+      p.tiles > kMaxColumnTickets ? 1 : column_splits(rows, cols, element_bytes, op);
+  p.per_split = (rows + splits - 1) / splits;
+  p.splits = (rows + p.per_split - 1) / p.per_split;
+  return p;
+}
+
+template <class T, int V>
+struct ColumnVec;
 template <class T>
-__global__ void __launch_bounds__(kThreads)
-    max_by_column_kernel(const T* __restrict__ x, uint64_t rows, uint64_t cols,
-                         uint64_t rows_per_split, typename MaxKeyTraits<T>::Key* keys) {
-  using Key = typename MaxKeyTraits<T>::Key;
-  __shared__ Key partial[kColumnWarps][kColumnTile];
-  const uint32_t lane = threadIdx.x % 32;
-  const uint32_t warp = threadIdx.x / 32;
-  const uint64_t c = static_cast<uint64_t>(blockIdx.x) * kColumnTile + lane;
-  const uint64_t begin = static_cast<uint64_t>(blockIdx.y) * rows_per_split;
-  const uint64_t end = begin + rows_per_split < rows ? begin + rows_per_split : rows;
-  Key acc = 0;
-  if (c < cols) {
-#pragma unroll 8
-    for (uint64_t r = begin + warp; r < end; r += kColumnWarps) {
-      acc = max_of(acc, max_key(__ldg(x + r * cols + c)));
-    }
+struct ColumnVec<T, 1> {
+  using type = T;
+  static TLRT_DEVICE_INLINE void keys(const T& v, typename MaxKeyTraits<T>::Key* k) {
+    k[0] = max_of(k[0], max_key(v));
   }
-  partial[warp][lane] = acc;
-  __syncthreads();
-  if (warp == 0 && c < cols) {
-    for (uint32_t w = 1; w < kColumnWarps; ++w) acc = max_of(acc, partial[w][lane]);
-    if (acc != 0) atomic_max_key(keys + c, acc);
+};
+template <>
+struct ColumnVec<float, 4> {
+  using type = float4;
+  static TLRT_DEVICE_INLINE void keys(const float4& v, uint32_t* k) {
+    k[0] = max_of(k[0], max_key(v.x));
+    k[1] = max_of(k[1], max_key(v.y));
+    k[2] = max_of(k[2], max_key(v.z));
+    k[3] = max_of(k[3], max_key(v.w));
+  }
+};
+template <>
+struct ColumnVec<double, 2> {
+  using type = double2;
+  static TLRT_DEVICE_INLINE void keys(const double2& v, uint64_t* k) {
+    k[0] = max_of(k[0], max_key(v.x));
+    k[1] = max_of(k[1], max_key(v.y));
+  }
+};
+
+// Maxima of the block's row lanes, in place: on return row lane 0 holds them. part has
+// kThreads * V keys.
+template <class Key, int V>
+TLRT_DEVICE_INLINE void merge_row_lanes(Key (&k)[V], Key* part, uint32_t lanes, uint32_t rl,
+                                        uint32_t slot) {
+  for (uint32_t h = lanes / 2; h >= 1; h /= 2) {
+    if (rl >= h && rl < 2 * h) {
+#pragma unroll
+      for (int v = 0; v < V; ++v) part[(rl - h) * (kThreads * V / lanes) + slot + v] = k[v];
+    }
+    __syncthreads();
+    if (rl < h) {
+#pragma unroll
+      for (int v = 0; v < V; ++v) k[v] = max_of(k[v], part[rl * (kThreads * V / lanes) + slot + v]);
+    }
+    __syncthreads();
   }
 }
 
-template <class T>
-__global__ void keys_to_values_kernel(const typename MaxKeyTraits<T>::Key* keys, uint64_t n,
-                                      T* out) {
-  for (uint64_t i = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
-       i += static_cast<uint64_t>(gridDim.x) * blockDim.x) {
-    out[i] = max_value<T>(keys[i]);
+// One launch: every block takes the maxima of its tile's columns over its rows; with one split
+// they are the result, otherwise they go to keys[split * cols + c] and the last block of a tile
+// to finish (counted by the tile's counter) takes the maxima over the splits.
+template <class T, int V>
+__global__ void __launch_bounds__(kThreads)
+    max_by_column_kernel(const T* __restrict__ x, uint64_t rows, uint64_t cols, uint64_t per_split,
+                         uint32_t tpr, typename MaxKeyTraits<T>::Key* keys, T* __restrict__ out) {
+  using Key = typename MaxKeyTraits<T>::Key;
+  using Vec = typename ColumnVec<T, V>::type;
+  __shared__ Key part[kThreads * V];
+  __shared__ bool last_block;
+  const uint32_t lanes = kThreads / tpr;  // row lanes
+  const uint32_t cg = threadIdx.x % tpr;
+  const uint32_t rl = threadIdx.x / tpr;
+  const uint32_t slot = cg * V;
+  const uint64_t tile = blockIdx.x;
+  const uint64_t c = tile * tpr * V + slot;  // first column of this thread
+  const uint64_t split = blockIdx.y;
+  const uint64_t splits = gridDim.y;
+  const uint64_t begin = split * per_split;
+  const uint64_t end = begin + per_split < rows ? begin + per_split : rows;
+  Key k[V];
+#pragma unroll
+  for (int v = 0; v < V; ++v) k[v] = 0;
+  if (c < cols) {
+    const T* p = x + c;
+    uint64_t r = begin + rl;
+    for (; r + (kColumnUnroll - 1) * lanes < end; r += kColumnUnroll * lanes) {
+      Vec vals[kColumnUnroll];
+#pragma unroll
+      for (uint32_t i = 0; i < kColumnUnroll; ++i) {
+        vals[i] = __ldg(reinterpret_cast<const Vec*>(p + (r + i * lanes) * cols));
+      }
+#pragma unroll
+      for (uint32_t i = 0; i < kColumnUnroll; ++i) ColumnVec<T, V>::keys(vals[i], k);
+    }
+    for (; r < end; r += lanes) {
+      ColumnVec<T, V>::keys(__ldg(reinterpret_cast<const Vec*>(p + r * cols)), k);
+    }
+  }
+  merge_row_lanes<Key, V>(k, part, lanes, rl, slot);
+  const bool owner = rl == 0 && c < cols;  // V columns of the tile, all inside (cols % V == 0)
+  if (splits == 1) {
+    if (owner) {
+#pragma unroll
+      for (int v = 0; v < V; ++v) out[c + v] = max_value<T>(k[v]);
+    }
+    return;
+  }
+  if (owner) {
+#pragma unroll
+    for (int v = 0; v < V; ++v) keys[split * cols + c + v] = k[v];
+    __threadfence();
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    const uint32_t done = atomicAdd(&g_column_tile_done[tile], 1u) + 1;
+    last_block = done == splits;
+    if (last_block) {
+      __threadfence();
+      g_column_tile_done[tile] = 0;  // complete: nothing else touches it in this launch
+    }
+  }
+  __syncthreads();
+  if (!last_block) return;
+  __threadfence();
+#pragma unroll
+  for (int v = 0; v < V; ++v) k[v] = 0;
+  if (c < cols) {
+    for (uint64_t s = rl; s < splits; s += lanes) {
+#pragma unroll
+      for (int v = 0; v < V; ++v) k[v] = max_of(k[v], load_cg(keys + s * cols + c + v));
+    }
+  }
+  merge_row_lanes<Key, V>(k, part, lanes, rl, slot);
+  if (owner) {
+#pragma unroll
+    for (int v = 0; v < V; ++v) out[c + v] = max_value<T>(k[v]);
   }
 }
 
 // ---------------------------------------------------------------------------------------------
 // Ordered fold
 
-constexpr uint32_t kFoldChunkBytes = 32768;  // one stage of rows of a tile
-constexpr uint32_t kFoldStages = 4;          // chunks in flight: kFoldStages - 1 while one folds
-
-template <class T>
-struct FoldChunk {
-  static constexpr uint32_t kElements = kFoldChunkBytes / sizeof(T);
-};
+// One stage of rows of a tile: 16 KiB for tiles of 32 columns (three blocks fit an SM, so that
+// several chain warps share it when there are many columns), 32 KiB for narrower tiles (few
+// columns, long chains: one block per SM and more rows per stage hand-off).
+constexpr uint32_t kFoldChunkBytes = 32768;
+constexpr uint32_t kFoldWideChunkBytes = 16384;
+constexpr uint32_t kFoldWideShift = 5;
+constexpr uint32_t kFoldStages = 4;  // chunks in flight: kFoldStages - 1 while one folds
 
 // Offset of index i on one side; the outermost axis needs no division.
 TLRT_DEVICE_INLINE uint64_t device_offset(const FoldAxes& axes, uint64_t i) {
@@ -232,9 +395,9 @@ TLRT_DEVICE_INLINE uint64_t device_offset(const FoldAxes& axes, uint64_t i) {
   return offset + i * axes.stride[0];
 }
 
-// Shared memory of one block for tiles of 2^tc_shift columns: per stage a chunk of rows x
-// (tc + 1) elements (padded against bank conflicts) and the chunk's row offsets; then the tile's
-// column offsets.
+// Shared memory of one block for tiles of 2^tc_shift columns: per stage a chunk of tc columns of
+// chunk_rows rows each (column-major, padded against bank conflicts) and the chunk's row offsets;
+// then the tile's column offsets.
 struct FoldLayout {
   uint32_t chunk_rows = 0;
   uint32_t pitch = 0;
@@ -246,64 +409,111 @@ struct FoldLayout {
 template <class T>
 TLRT_HOST_DEVICE FoldLayout fold_layout(uint32_t tc_shift) {
   FoldLayout l;
-  l.chunk_rows = FoldChunk<T>::kElements >> tc_shift;
-  l.pitch = (1u << tc_shift) + 1;
-  l.stage_bytes = (static_cast<size_t>(l.chunk_rows) * l.pitch * sizeof(T) + 15) / 16 * 16;
+  const uint32_t chunk_bytes = tc_shift >= kFoldWideShift ? kFoldWideChunkBytes : kFoldChunkBytes;
+  l.chunk_rows = static_cast<uint32_t>(chunk_bytes / sizeof(T)) >> tc_shift;
+  // Column-major: column j's rows at [j * pitch, j * pitch + chunk_rows). The 16-byte pad puts
+  // the 8 columns of a quarter warp's 16-byte reads on distinct banks.
+  l.pitch = l.chunk_rows + static_cast<uint32_t>(16 / sizeof(T));
+  l.stage_bytes = (static_cast<size_t>(l.pitch) << tc_shift) * sizeof(T);
   l.tables_offset = l.stage_bytes * kFoldStages;
   l.bytes = l.tables_offset +
             (static_cast<size_t>(l.chunk_rows) * kFoldStages + (1u << tc_shift)) * sizeof(uint64_t);
   return l;
 }
 
-constexpr uint32_t kFoldLoaders = kThreads - 32;  // warps 1.. copy; warp 0 runs the chains
+// Warp 0 runs the chains; warps 1-3 and 5-7 copy. Warp 4, which would share warp 0's scheduler
+// (warps are spread over the SM's four schedulers by warp index), only joins the block barriers, so
+// that no copy instruction takes an issue slot the chain could use.
+constexpr uint32_t kFoldLoaders = kThreads - 64;
+constexpr uint32_t kFoldIdleWarp = 4;
 
 // Barrier 1 among the loader warps only (barrier 0 is __syncthreads).
 TLRT_DEVICE_INLINE void loader_barrier() {
   asm volatile("bar.sync 1, %0;" ::"r"(kFoldLoaders) : "memory");
 }
 
-// The chain of one column over n rows of a stage, in increasing row order: batches of 16 values
-// are read from shared memory while the previous batch's additions run, so the chain issues one
-// dependent addition every add latency.
+template <class T, class V>
+TLRT_DEVICE_INLINE T add_batch(T acc, const V (&b)[16 / Vec16<T>::kLanes]);
+template <>
+TLRT_DEVICE_INLINE float add_batch<float, float4>(float acc, const float4 (&b)[4]) {
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    acc = __fadd_rn(acc, b[i].x);
+    acc = __fadd_rn(acc, b[i].y);
+    acc = __fadd_rn(acc, b[i].z);
+    acc = __fadd_rn(acc, b[i].w);
+  }
+  return acc;
+}
+template <>
+TLRT_DEVICE_INLINE double add_batch<double, double2>(double acc, const double2 (&b)[8]) {
+#pragma unroll
+  for (int i = 0; i < 8; ++i) {
+    acc = __dadd_rn(acc, b[i].x);
+    acc = __dadd_rn(acc, b[i].y);
+  }
+  return acc;
+}
+
+// The chain of one column over n rows of a stage, in increasing row order. The column's rows are
+// contiguous and 16-byte aligned, so a batch of 16 rows is a few 16-byte shared loads; two
+// batches alternate (one loading while the other's additions run), so the chain issues one
+// dependent addition every add latency with about one other instruction per addition.
 template <class T>
-TLRT_DEVICE_INLINE T fold_rows(T acc, const T* column, uint32_t pitch, uint32_t n) {
+TLRT_DEVICE_INLINE T fold_rows(T acc, const T* column, uint32_t n) {
+  using V = typename Vec16<T>::type;
+  constexpr uint32_t kQ = Vec16<T>::kLanes;
   constexpr uint32_t kBatch = 16;
+  constexpr uint32_t kVecs = kBatch / kQ;
+  const V* cv = reinterpret_cast<const V*>(column);
   uint32_t r = 0;
   if (n >= kBatch) {
-    T cur[kBatch];
+    V a[kVecs], b[kVecs];
 #pragma unroll
-    for (uint32_t i = 0; i < kBatch; ++i) cur[i] = column[i * pitch];
-    for (r = kBatch; r + kBatch <= n; r += kBatch) {
-      T next[kBatch];
+    for (uint32_t i = 0; i < kVecs; ++i) a[i] = cv[i];
+    // a holds rows [r, r + kBatch) on entry to each round.
+    while (true) {
+      if (r + 2 * kBatch > n) {
+        acc = add_batch<T, V>(acc, a);
+        r += kBatch;
+        break;
+      }
 #pragma unroll
-      for (uint32_t i = 0; i < kBatch; ++i) next[i] = column[(r + i) * pitch];
+      for (uint32_t i = 0; i < kVecs; ++i) b[i] = cv[(r + kBatch) / kQ + i];
+      acc = add_batch<T, V>(acc, a);
+      r += kBatch;
+      if (r + 2 * kBatch > n) {
+        acc = add_batch<T, V>(acc, b);
+        r += kBatch;
+        break;
+      }
 #pragma unroll
-      for (uint32_t i = 0; i < kBatch; ++i) acc = add_rn(acc, cur[i]);
-#pragma unroll
-      for (uint32_t i = 0; i < kBatch; ++i) cur[i] = next[i];
+      for (uint32_t i = 0; i < kVecs; ++i) a[i] = cv[(r + kBatch) / kQ + i];
+      acc = add_batch<T, V>(acc, b);
+      r += kBatch;
     }
-#pragma unroll
-    for (uint32_t i = 0; i < kBatch; ++i) acc = add_rn(acc, cur[i]);
   }
-  for (; r < n; ++r) acc = add_rn(acc, column[r * pitch]);
+  for (; r < n; ++r) acc = add_rn(acc, column[r]);
   return acc;
 }
 
 // One block per tile of tc = 2^tc_shift consecutive columns. Warp 0 runs the chains: thread j < tc
 // adds the rows of chunk k to column c0 + j, one __fadd_rn / __dadd_rn per row in increasing row
-// order. Meanwhile warps 1..7 queue asynchronous copies (cp.async, no registers held) of chunk
-// k + kFoldStages - 1 into the stage chunk k - 1 has left, and wait for chunk k + 1; one block
-// barrier per chunk hands the stages over.
+// order. Meanwhile the loader warps queue asynchronous copies (cp.async, no registers held) of
+// chunk k + kFoldStages - 1 into the stage chunk k - 1 has left, and wait for chunk k + 1; one
+// block barrier per chunk hands the stages over.
 template <class T, bool kRowsFastest>
 __global__ void __launch_bounds__(kThreads)
     ordered_fold_kernel(const T* __restrict__ x, T* __restrict__ out,
                         const __grid_constant__ FoldGeometry g, uint32_t tc_shift) {
-  constexpr uint32_t kChunk = FoldChunk<T>::kElements;
+  constexpr uint32_t kQ = Vec16<T>::kLanes;
+  constexpr uint32_t kQShift = kQ == 4 ? 2 : 1;
   extern __shared__ __align__(16) unsigned char shared[];
   const FoldLayout l = fold_layout<T>(tc_shift);
   const uint32_t tc = 1u << tc_shift;
   const uint32_t chunk_rows = l.chunk_rows;
   const uint32_t row_shift = __ffs(static_cast<int>(chunk_rows)) - 1;
+  const uint32_t chunk_elements = chunk_rows << tc_shift;
   uint64_t* row_tables = reinterpret_cast<uint64_t*>(shared + l.tables_offset);
   uint64_t* col_table = row_tables + static_cast<size_t>(chunk_rows) * kFoldStages;
   auto stage_data = [&](uint64_t chunk) {
@@ -312,8 +522,10 @@ __global__ void __launch_bounds__(kThreads)
   auto stage_rows = [&](uint64_t chunk) { return row_tables + (chunk % kFoldStages) * chunk_rows; };
 
   const uint32_t tid = threadIdx.x;
-  const bool loader = tid >= 32;
-  const uint32_t ltid = tid - 32;  // meaningful for loaders only
+  const uint32_t warp = tid / 32;
+  const bool loader = warp != 0 && warp != kFoldIdleWarp;
+  // Loader index in [0, kFoldLoaders); meaningful for loaders only.
+  const uint32_t ltid = tid - 32 - (warp > kFoldIdleWarp ? 32 : 0);
   const uint64_t c0 = static_cast<uint64_t>(blockIdx.x) << tc_shift;
   const uint64_t rows = g.row_count;
   const uint64_t cols = g.col_count;
@@ -333,17 +545,19 @@ __global__ void __launch_bounds__(kThreads)
     T* data = stage_data(chunk);
     const uint64_t first = chunk << row_shift;
 #pragma unroll 4
-    for (uint32_t e = ltid; e < kChunk; e += kFoldLoaders) {
+    for (uint32_t e = ltid; e < chunk_elements; e += kFoldLoaders) {
       uint32_t r, j;
       if (kRowsFastest) {
         j = e >> row_shift;
         r = e & (chunk_rows - 1);
       } else {
-        r = e >> tc_shift;
-        j = e & (tc - 1);
+        // kQ rows of one column fastest, then the columns, then the rest of the rows: a warp
+        // reads kQ short row segments and writes 32 distinct banks.
+        j = (e >> kQShift) & (tc - 1);
+        r = ((e >> (kQShift + tc_shift)) << kQShift) | (e & (kQ - 1));
       }
       if (first + r < rows && c0 + j < cols) {
-        __pipeline_memcpy_async(data + r * l.pitch + j, x + table[r] + col_table[j], sizeof(T));
+        __pipeline_memcpy_async(data + j * l.pitch + r, x + table[r] + col_table[j], sizeof(T));
       }
     }
   };
@@ -373,7 +587,7 @@ __global__ void __launch_bounds__(kThreads)
       if (chain) {
         const uint64_t left = rows - (k << row_shift);
         const uint32_t n = left < chunk_rows ? static_cast<uint32_t>(left) : chunk_rows;
-        acc = fold_rows(acc, stage_data(k) + tid, l.pitch, n);
+        acc = fold_rows(acc, stage_data(k) + tid * l.pitch, n);
       }
     } else {
       const uint64_t ahead = k + kFoldStages - 1;  // into the stage chunk k - 1 has left
@@ -399,6 +613,12 @@ void reduce_max_by_row_cuda(const T* x, uint64_t rows, uint64_t cols, T* out, CU
   by_row<MaxOp<T>>(x, rows, cols, out, stream, "reduce_max_by_row");
 }
 
+uint64_t reduce_max_by_column_workspace_bytes(uint64_t rows, uint64_t cols, size_t element_bytes) {
+  if (rows == 0 || cols == 0) return 0;
+  const uint64_t splits = column_splits(rows, cols, element_bytes, "reduce_max_by_column");
+  return splits > 1 ? splits * cols * element_bytes : 0;
+}
+
 template <class T>
 void reduce_max_by_column_cuda(const T* x, uint64_t rows, uint64_t cols, T* out, void* workspace,
                                CUstream_st* stream) {
@@ -409,24 +629,21 @@ void reduce_max_by_column_cuda(const T* x, uint64_t rows, uint64_t cols, T* out,
     return;
   }
   using Key = typename MaxKeyTraits<T>::Key;
+  const ColumnPlan p = column_plan(x, rows, cols, sizeof(T), op);
+  if (p.tiles > 0x7FFFFFFFu) {
+    fail(ErrorKind::invalid_argument, op,
+         std::to_string(cols) + " columns exceed the grid of the column kernel");
+  }
+  const dim3 grid(static_cast<unsigned>(p.tiles), static_cast<unsigned>(p.splits));
   Key* keys = static_cast<Key*>(workspace);
-  check_cuda(cudaMemsetAsync(keys, 0, cols * sizeof(Key), stream), op, "cudaMemsetAsync");
-  const uint64_t tiles = (cols + kColumnTile - 1) / kColumnTile;
-  const uint64_t target = 8 * uint64_t{current_sm_count(op)};
-  // Splits of the rows: enough blocks to fill the device, at least 64 rows per split.
-  uint64_t splits = (target + tiles - 1) / tiles;
-  const uint64_t most = (rows + 63) / 64;
-  if (splits > most) splits = most;
-  if (splits > 65535) splits = 65535;
-  if (splits == 0) splits = 1;
-  const uint64_t per_split = (rows + splits - 1) / splits;
-  splits = (rows + per_split - 1) / per_split;
-  max_by_column_kernel<T>
-      <<<dim3(static_cast<unsigned>(tiles), static_cast<unsigned>(splits)), kThreads, 0, stream>>>(
-          x, rows, cols, per_split, keys);
-  check_launch(op);
-  keys_to_values_kernel<T>
-      <<<grid_for(cols, kThreads, 65535), kThreads, 0, stream>>>(keys, cols, out);
+  constexpr int kLanes = static_cast<int>(16 / sizeof(T));
+  if (p.vec == 1) {
+    max_by_column_kernel<T, 1>
+        <<<grid, kThreads, 0, stream>>>(x, rows, cols, p.per_split, p.tpr, keys, out);
+  } else {
+    max_by_column_kernel<T, kLanes>
+        <<<grid, kThreads, 0, stream>>>(x, rows, cols, p.per_split, p.tpr, keys, out);
+  }
   check_launch(op);
 }
 

@@ -76,12 +76,11 @@ void reduce_sum_by_row_cuda(const T* x, uint64_t rows, uint64_t cols, T* out, CU
 template <class T>
 void reduce_max_by_row_cuda(const T* x, uint64_t rows, uint64_t cols, T* out, CUstream_st* stream);
 
-// reduce_max_by_column splits the rows across blocks and combines the partial maxima by atomic
-// maxima on order-preserving integer keys, in device scratch of
-// reduce_max_by_column_workspace_bytes(cols, sizeof(T)) bytes (free for reuse afterwards).
-inline size_t reduce_max_by_column_workspace_bytes(uint64_t cols, size_t element_bytes) {
-  return static_cast<size_t>(cols) * element_bytes;
-}
+// reduce_max_by_column splits the rows across blocks when the columns alone do not fill the
+// device; the blocks' partial maxima (order-preserving integer keys) go to device scratch of
+// reduce_max_by_column_workspace_bytes(rows, cols, sizeof(T)) bytes (0: none needed; free for
+// reuse afterwards) and the last block of each column tile combines them, all in one launch.
+uint64_t reduce_max_by_column_workspace_bytes(uint64_t rows, uint64_t cols, size_t element_bytes);
 template <class T>
 void reduce_max_by_column_cuda(const T* x, uint64_t rows, uint64_t cols, T* out, void* workspace,
                                CUstream_st* stream);
