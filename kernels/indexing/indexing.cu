@@ -175,14 +175,20 @@ int key_bits(uint64_t rows) {
   return bits;
 }
 
-size_t sort_temp_bytes(uint64_t rows, uint64_t k) {
+template <class V>
+size_t sort_temp_bytes_for(uint64_t rows, uint64_t k) {
   size_t bytes = 0;
   check_cuda(cub::DeviceRadixSort::SortPairs(
                  nullptr, bytes, static_cast<const uint32_t*>(nullptr),
-                 static_cast<uint32_t*>(nullptr), static_cast<const uint32_t*>(nullptr),
-                 static_cast<uint32_t*>(nullptr), static_cast<uint32_t>(k), 0, key_bits(rows)),
+                 static_cast<uint32_t*>(nullptr), static_cast<const V*>(nullptr),
+                 static_cast<V*>(nullptr), static_cast<uint32_t>(k), 0, key_bits(rows)),
              "scatter_add_rows", "cub::DeviceRadixSort::SortPairs (size query)");
   return bytes;
+}
+
+// Room for sorting (key, source) pairs and, for one column, (key, value) pairs of either dtype.
+size_t sort_temp_bytes(uint64_t rows, uint64_t k) {
+  return std::max(sort_temp_bytes_for<uint32_t>(rows, k), sort_temp_bytes_for<double>(rows, k));
 }
 
 struct ScatterLayout {
@@ -211,8 +217,16 @@ __global__ void scatter_keys_kernel(const uint32_t* __restrict__ idx, uint64_t k
   for (uint64_t i = uint64_t{blockIdx.x} * blockDim.x + threadIdx.x; i < k; i += stride) {
     const uint32_t t = idx[i];
     keys[i] = t < rows ? t : rows;
-    src[i] = static_cast<uint32_t>(i);
+    if (src != nullptr) src[i] = static_cast<uint32_t>(i);
   }
+}
+
+// The value of sorted position j, column c: through the sorted sources, or (one column) straight
+// from the values sorted with their keys (src null), which hold the same words in the same order.
+template <class T>
+TLRT_DEVICE_INLINE T sorted_value(const T* __restrict__ values, const uint32_t* __restrict__ src,
+                                  uint64_t j, uint64_t cols, uint64_t c) {
+  return src == nullptr ? values[j] : values[uint64_t{src[j]} * cols + c];
 }
 
 // One past the last position of the run of `key` that starts at s (keys sorted ascending):
@@ -292,7 +306,7 @@ __global__ void fold_narrow_kernel(const uint32_t* __restrict__ keys,
     T* dst = out + uint64_t{key} * cols + c;
     T acc = add_rn(static_cast<T>(-0.0), *dst);
     for (uint64_t j = i; j < k && keys[j] == key; ++j) {
-      acc = add_rn(acc, values[uint64_t{src[j]} * cols + c]);
+      acc = add_rn(acc, sorted_value(values, src, j, cols, c));
     }
     *dst = acc;
   }
@@ -323,7 +337,7 @@ __global__ void fold_long_kernel(const uint32_t* __restrict__ keys,
 #pragma unroll
       for (int u = 0; u < kTile; ++u) {
         const uint64_t j = base + u * 32 + lane;
-        v[u] = j < e ? values[uint64_t{src[j]} * cols + c] : static_cast<T>(0);
+        v[u] = j < e ? sorted_value(values, src, j, cols, c) : static_cast<T>(0);
       }
     };
     load(s, next);
@@ -366,13 +380,30 @@ void ordered_fold(const T* values, uint64_t rows, uint64_t cols, const uint32_t*
   uint32_t* long_list = reinterpret_cast<uint32_t*>(ws + l.long_list);
   const uint32_t r32 = static_cast<uint32_t>(rows);
 
-  scatter_keys_kernel<<<grid_for(k, kThreads), kThreads, 0, stream>>>(idx, k, r32, keys_in, src_in);
-  check_launch(op);
   size_t temp_bytes = l.temp_bytes;
-  check_cuda(
-      cub::DeviceRadixSort::SortPairs(ws + l.temp, temp_bytes, keys_in, keys_out, src_in, src_out,
-                                      static_cast<uint32_t>(k), 0, key_bits(rows), stream),
-      op, "cub::DeviceRadixSort::SortPairs");
+  if (cols == 1) {
+    // One column: sort the values with their keys (stable, so each target's values come out in
+    // source order) and fold them where they lie, no gather through source positions. The sorted
+    // values take the two source arrays' room (2 * align256(4k) >= k * sizeof(T)).
+    T* sorted = reinterpret_cast<T*>(ws + l.src_in);
+    scatter_keys_kernel<<<grid_for(k, kThreads), kThreads, 0, stream>>>(idx, k, r32, keys_in,
+                                                                        nullptr);
+    check_launch(op);
+    check_cuda(
+        cub::DeviceRadixSort::SortPairs(ws + l.temp, temp_bytes, keys_in, keys_out, values, sorted,
+                                        static_cast<uint32_t>(k), 0, key_bits(rows), stream),
+        op, "cub::DeviceRadixSort::SortPairs");
+    values = sorted;
+    src_out = nullptr;
+  } else {
+    scatter_keys_kernel<<<grid_for(k, kThreads), kThreads, 0, stream>>>(idx, k, r32, keys_in,
+                                                                        src_in);
+    check_launch(op);
+    check_cuda(
+        cub::DeviceRadixSort::SortPairs(ws + l.temp, temp_bytes, keys_in, keys_out, src_in, src_out,
+                                        static_cast<uint32_t>(k), 0, key_bits(rows), stream),
+        op, "cub::DeviceRadixSort::SortPairs");
+  }
   if (cols >= 32) {
     const unsigned threads = cols >= 256 ? 256 : 128;
     fold_wide_kernel<T>
