@@ -1,5 +1,6 @@
 #include "runtime/indexing_dispatch.h"
 
+#include <array>
 #include <string>
 
 #include "kernels/indexing/indexing.h"
@@ -18,6 +19,18 @@ void require_size(const Buffer& b, const char* name, const char* arg, uint64_t v
            std::to_string(value));
 }
 
+// At most kParamIndices converted and validated indices in host memory (no allocation).
+class ShortIndices {
+ public:
+  explicit ShortIndices(const HostIndices& idx) {
+    if (idx.count != 0) idx.fill(words_.data(), 0, idx.count);
+  }
+  const uint32_t* data() const { return words_.data(); }
+
+ private:
+  std::array<uint32_t, kernels::kParamIndices> words_;
+};
+
 void require_nonempty_table(uint32_t size, const char* op) {
   if (size != 0) return;
   fail(ErrorKind::invalid_argument, op, std::string(op) + " needs a nonempty table (size = 0)");
@@ -32,6 +45,23 @@ std::unique_ptr<Buffer> gather_rows(const Buffer& mat, uint64_t rows, uint64_t c
   const uint64_t k = idx.count;
   const uint64_t out_size = shape_size({k, cols}, "[k, cols]", op);
   idx.check();
+  if (k <= kernels::kParamIndices) {
+    // A short list stays in host memory: the CUDA launch carries it as kernel parameters.
+    ShortIndices words(idx);
+    std::unique_ptr<Buffer> out = Buffer::allocate(mat.backend(), mat.dtype(), out_size, op);
+    on_backend(
+        mat.backend(), mat.dtype(), op,
+        [&](auto as) {
+          using T = typename decltype(as)::type;
+          kernels::gather_rows_ref(mat.as<T>(), rows, cols, words.data(), k, out->as<T>());
+        },
+        [&](auto as, CUstream_st* s) {
+          using T = typename decltype(as)::type;
+          kernels::gather_rows_param_cuda(mat.as<T>(), rows, cols, words.data(), k, out->as<T>(),
+                                          s);
+        });
+    return out;
+  }
   const IndexBlock block(mat.backend(), k, idx.fill, op);
   std::unique_ptr<Buffer> out = Buffer::allocate(mat.backend(), mat.dtype(), out_size, op);
   on_backend(
@@ -54,6 +84,24 @@ std::unique_ptr<Buffer> scatter_add_rows(const Buffer& mat, const Buffer& values
   const uint64_t k = idx.count;
   require_shape(values, "values", {k, cols}, "[k, cols]", op);
   idx.check();
+  if (k <= kernels::kParamIndices) {
+    // A short list stays in host memory: one kernel, its indices as parameters, no scratch.
+    ShortIndices words(idx);
+    std::unique_ptr<Buffer> out = Buffer::allocate(mat.backend(), mat.dtype(), rows * cols, op);
+    on_backend(
+        mat.backend(), mat.dtype(), op,
+        [&](auto as) {
+          using T = typename decltype(as)::type;
+          kernels::scatter_add_rows_ref(mat.as<T>(), values.as<T>(), rows, cols, words.data(), k,
+                                        out->as<T>());
+        },
+        [&](auto as, CUstream_st* s) {
+          using T = typename decltype(as)::type;
+          kernels::scatter_add_rows_param_cuda(mat.as<T>(), values.as<T>(), rows, cols,
+                                               words.data(), k, out->as<T>(), s);
+        });
+    return out;
+  }
   const IndexBlock block(mat.backend(), k, idx.fill, op);
   std::unique_ptr<Buffer> out = Buffer::allocate(mat.backend(), mat.dtype(), rows * cols, op);
   on_backend(

@@ -329,6 +329,47 @@ TEST_F(Indexing, LongRunsOnOneTarget) {
   random_scatter<float>(3, 1, 300000, 4, 14);
 }
 
+// Host lists of at most 1024 entries travel as kernel parameters (two sizes: up to 64, up to 1024)
+// and scatter in one kernel that tiles the base (4096 elements, or a 4096-column slice of a longer
+// row; bases over 2^20 elements copied first). Both sides of each threshold, same bits.
+TEST_F(Indexing, ShortAndLongIndexListsGiveTheSameFold) {
+  set_deterministic(true);
+  struct Shape {
+    uint32_t rows, cols;
+  };
+  for (Shape sh : {Shape{32, 32}, Shape{50, 1}, Shape{3000, 3}, Shape{3, 5000}, Shape{2, 9000},
+                   Shape{1100, 1000}}) {
+    for (uint64_t k : {1u, 8u, 64u, 65u, 1000u, 1024u, 1025u}) {
+      SCOPED_TRACE(std::to_string(sh.rows) + "x" + std::to_string(sh.cols) + " k " +
+                   std::to_string(k));
+      random_scatter<float>(sh.rows, sh.cols, k, sh.rows + sh.rows / 8 + 1, k + sh.cols);
+      if (sh.rows * uint64_t{sh.cols} <= 100000) {
+        random_scatter<double>(sh.rows, sh.cols, k, sh.rows, k + sh.cols + 7);
+      }
+    }
+  }
+  // Every short source on one target: a chain of 1024 adds.
+  random_scatter<float>(4, 1, 1024, 1, 41);
+  random_scatter<double>(7, 33, 1024, 2, 42);
+}
+
+TEST_F(Indexing, ShortAndLongGatherListsSelectTheSameRows) {
+  for (uint32_t cols : {1u, 3u, 32u, 5000u}) {
+    const uint32_t rows = 40;
+    const Words<float> mw = random_values<float>(uint64_t{rows} * cols, cols);
+    const Obj mat = make_words<float>(mw);
+    for (uint64_t k : {1u, 64u, 65u, 1024u, 1025u}) {
+      SCOPED_TRACE(std::to_string(cols) + " k " + std::to_string(k));
+      const std::vector<uint64_t> idx = random_indices(k, rows + 5, k + cols);
+      Words<float> want;
+      for (uint64_t i : idx) {
+        for (uint64_t c = 0; c < cols; ++c) want.push_back(i < rows ? mw[i * cols + c] : 0u);
+      }
+      EXPECT_EQ(gather_rows<float>(mat, rows, cols, idx), want);
+    }
+  }
+}
+
 TEST_F(Indexing, DeterministicSettingOffGivesTheOrderedResultToo) {
   set_deterministic(false);
   random_scatter<float>(64, 1, 20000, 70, 21);
@@ -430,6 +471,33 @@ TEST_F(Indexing, ScatterAddAtManySourcesIsReproducible) {
   for (int run = 0; run < 10; ++run) {
     Obj r(torchlean_cuda_buffer_scatter_add_at(100, positions.get(), values.get(), count));
     expect_same<float>(words_of<float>(r.get()), want);
+  }
+}
+
+// count <= 1024: one kernel reading the positions on the device; above: the sorted path. Tables
+// past 2^20 entries are zero-filled before the short kernel.
+TEST_F(Indexing, ScatterAddAtShortAndLongCountsAgree) {
+  for (uint32_t size : {1u, 37u, 5000u, 1100000u}) {
+    for (uint64_t count : {1u, 64u, 1024u, 1025u}) {
+      SCOPED_TRACE(std::to_string(size) + " count " + std::to_string(count));
+      std::mt19937_64 rng(size + count);
+      Words<double> pw(count);
+      std::vector<uint64_t> idx(count);
+      const uint64_t span = std::min<uint64_t>(size, 300);
+      for (uint64_t i = 0; i < count; ++i) {
+        const double p = static_cast<double>(rng() % (4 * span + 8)) / 4.0 - 1.0;
+        pw[i] = bits(p);
+        idx[i] = p <= 0 ? 0 : (p >= size - 1 ? size - 1 : static_cast<uint64_t>(p));
+      }
+      const Words<double> vw = random_values<double>(count, size + 3 * count);
+      const Obj positions = make_words<double>(pw);
+      const Obj values = make_words<double>(vw);
+      const Words<double> want =
+          expected_scatter<double>(Words<double>(size, 0u), vw, size, 1, idx);
+      Obj r(torchlean_cuda_buffer_scatter_add_at(size, positions.get(), values.get(),
+                                                 static_cast<uint32_t>(count)));
+      expect_same<double>(words_of<double>(r.get()), want);
+    }
   }
 }
 

@@ -13,9 +13,11 @@
 // and folded by a warp per (run, column), the lanes loading 32 sources at a time and every lane
 // applying them in order through shuffles, so a run of 2^24 sources is a chain of adds without a
 // memory stall per add. Every add is __fadd_rn / __dadd_rn (no contraction, one rounding each).
+#include <cub/block/block_scan.cuh>
 #include <cub/device/device_radix_sort.cuh>
 
 #include <algorithm>
+#include <string>
 
 #include "kernels/common/launch.cuh"
 #include "kernels/indexing/indexing.h"
@@ -47,9 +49,27 @@ struct Bits<double> {
 // ---------------------------------------------------------------------------------------------
 // gather_rows
 
-template <class W>
+// The index list of a gather or a short scatter: a device pointer, or (short host lists) the words
+// themselves as a kernel parameter, read in place through __grid_constant__ (no local copy).
+struct PtrIdx {
+  const uint32_t* p;
+  TLRT_DEVICE_INLINE const uint32_t* get() const { return p; }
+};
+template <uint32_t N>
+struct ParamIdx {
+  uint32_t v[N];
+  TLRT_DEVICE_INLINE const uint32_t* get() const { return v; }
+};
+// Two sizes, so that a list of a few entries does not ship 4 KiB of parameters per launch.
+constexpr uint32_t kParamSmall = 64;
+constexpr uint32_t kParamLarge = static_cast<uint32_t>(kParamIndices);
+// CUDA 12.1+ on sm_70+ takes up to 32764 bytes of kernel parameters.
+static_assert(sizeof(ParamIdx<kParamLarge>) + 256 <= 32764, "kernel parameter space");
+
+template <class W, class I>
 __global__ void gather_rows_2d(const W* __restrict__ mat, uint32_t rows, uint64_t units,
-                               const uint32_t* __restrict__ idx, uint64_t k, W* __restrict__ out) {
+                               const __grid_constant__ I list, uint64_t k, W* __restrict__ out) {
+  const uint32_t* idx = list.get();
   const uint64_t stride = uint64_t{gridDim.x} * blockDim.x;
   for (uint64_t r = blockIdx.y; r < k; r += gridDim.y) {
     const uint32_t t = idx[r];
@@ -67,10 +87,11 @@ __global__ void gather_rows_2d(const W* __restrict__ mat, uint32_t rows, uint64_
   }
 }
 
-template <class W>
+template <class W, class I>
 __global__ void gather_rows_flat(const W* __restrict__ mat, uint32_t rows, uint32_t units,
-                                 const uint32_t* __restrict__ idx, uint64_t total,
+                                 const __grid_constant__ I list, uint64_t total,
                                  W* __restrict__ out) {
+  const uint32_t* idx = list.get();
   const uint64_t stride = uint64_t{gridDim.x} * blockDim.x;
   for (uint64_t i = uint64_t{blockIdx.x} * blockDim.x + threadIdx.x; i < total; i += stride) {
     const uint64_t r = i / units;
@@ -80,8 +101,8 @@ __global__ void gather_rows_flat(const W* __restrict__ mat, uint32_t rows, uint3
   }
 }
 
-template <class W>
-void launch_gather_rows(const void* mat, uint64_t rows, uint64_t row_bytes, const uint32_t* idx,
+template <class W, class I>
+void launch_gather_rows(const void* mat, uint64_t rows, uint64_t row_bytes, const I& idx,
                         uint64_t k, void* out, CUstream_st* stream) {
   const uint64_t units = row_bytes / sizeof(W);
   const W* m = static_cast<const W*>(mat);
@@ -90,15 +111,30 @@ void launch_gather_rows(const void* mat, uint64_t rows, uint64_t row_bytes, cons
     const uint64_t threads = std::min<uint64_t>(kThreads, (units + 31) / 32 * 32);
     const uint64_t x = std::min<uint64_t>((units + threads - 1) / threads, 1u << 16);
     const uint64_t y = std::min<uint64_t>(k, 65535);
-    gather_rows_2d<W>
+    gather_rows_2d<W, I>
         <<<dim3(static_cast<unsigned>(x), static_cast<unsigned>(y)), static_cast<unsigned>(threads),
            0, stream>>>(m, static_cast<uint32_t>(rows), units, idx, k, o);
   } else {
     const uint64_t total = k * units;
-    gather_rows_flat<W><<<grid_for(total, kThreads), kThreads, 0, stream>>>(
+    gather_rows_flat<W, I><<<grid_for(total, kThreads), kThreads, 0, stream>>>(
         m, static_cast<uint32_t>(rows), static_cast<uint32_t>(units), idx, total, o);
   }
   check_launch("gather_rows");
+}
+
+// Rows copied as 16-, 8- or 4-byte words, the widest the row length and the pointers allow.
+template <class T, class I>
+void gather_rows_words(const T* mat, uint64_t rows, uint64_t cols, const I& idx, uint64_t k, T* out,
+                       CUstream_st* stream) {
+  const uint64_t row_bytes = cols * sizeof(T);
+  if (row_bytes % 16 == 0 && aligned16(mat) && aligned16(out)) {
+    launch_gather_rows<uint4>(mat, rows, row_bytes, idx, k, out, stream);
+  } else if (row_bytes % 8 == 0 && reinterpret_cast<uintptr_t>(mat) % 8 == 0 &&
+             reinterpret_cast<uintptr_t>(out) % 8 == 0) {
+    launch_gather_rows<unsigned long long>(mat, rows, row_bytes, idx, k, out, stream);
+  } else {
+    launch_gather_rows<uint32_t>(mat, rows, row_bytes, idx, k, out, stream);
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -139,14 +175,20 @@ int key_bits(uint64_t rows) {
   return bits;
 }
 
-size_t sort_temp_bytes(uint64_t rows, uint64_t k) {
+template <class V>
+size_t sort_temp_bytes_for(uint64_t rows, uint64_t k) {
   size_t bytes = 0;
   check_cuda(cub::DeviceRadixSort::SortPairs(
                  nullptr, bytes, static_cast<const uint32_t*>(nullptr),
-                 static_cast<uint32_t*>(nullptr), static_cast<const uint32_t*>(nullptr),
-                 static_cast<uint32_t*>(nullptr), static_cast<uint32_t>(k), 0, key_bits(rows)),
+                 static_cast<uint32_t*>(nullptr), static_cast<const V*>(nullptr),
+                 static_cast<V*>(nullptr), static_cast<uint32_t>(k), 0, key_bits(rows)),
              "scatter_add_rows", "cub::DeviceRadixSort::SortPairs (size query)");
   return bytes;
+}
+
+// Room for sorting (key, source) pairs and, for one column, (key, value) pairs of either dtype.
+size_t sort_temp_bytes(uint64_t rows, uint64_t k) {
+  return std::max(sort_temp_bytes_for<uint32_t>(rows, k), sort_temp_bytes_for<double>(rows, k));
 }
 
 struct ScatterLayout {
@@ -175,8 +217,16 @@ __global__ void scatter_keys_kernel(const uint32_t* __restrict__ idx, uint64_t k
   for (uint64_t i = uint64_t{blockIdx.x} * blockDim.x + threadIdx.x; i < k; i += stride) {
     const uint32_t t = idx[i];
     keys[i] = t < rows ? t : rows;
-    src[i] = static_cast<uint32_t>(i);
+    if (src != nullptr) src[i] = static_cast<uint32_t>(i);
   }
+}
+
+// The value of sorted position j, column c: through the sorted sources, or (one column) straight
+// from the values sorted with their keys (src null), which hold the same words in the same order.
+template <class T>
+TLRT_DEVICE_INLINE T sorted_value(const T* __restrict__ values, const uint32_t* __restrict__ src,
+                                  uint64_t j, uint64_t cols, uint64_t c) {
+  return src == nullptr ? values[j] : values[uint64_t{src[j]} * cols + c];
 }
 
 // One past the last position of the run of `key` that starts at s (keys sorted ascending):
@@ -256,7 +306,7 @@ __global__ void fold_narrow_kernel(const uint32_t* __restrict__ keys,
     T* dst = out + uint64_t{key} * cols + c;
     T acc = add_rn(static_cast<T>(-0.0), *dst);
     for (uint64_t j = i; j < k && keys[j] == key; ++j) {
-      acc = add_rn(acc, values[uint64_t{src[j]} * cols + c]);
+      acc = add_rn(acc, sorted_value(values, src, j, cols, c));
     }
     *dst = acc;
   }
@@ -287,7 +337,7 @@ __global__ void fold_long_kernel(const uint32_t* __restrict__ keys,
 #pragma unroll
       for (int u = 0; u < kTile; ++u) {
         const uint64_t j = base + u * 32 + lane;
-        v[u] = j < e ? values[uint64_t{src[j]} * cols + c] : static_cast<T>(0);
+        v[u] = j < e ? sorted_value(values, src, j, cols, c) : static_cast<T>(0);
       }
     };
     load(s, next);
@@ -330,13 +380,30 @@ void ordered_fold(const T* values, uint64_t rows, uint64_t cols, const uint32_t*
   uint32_t* long_list = reinterpret_cast<uint32_t*>(ws + l.long_list);
   const uint32_t r32 = static_cast<uint32_t>(rows);
 
-  scatter_keys_kernel<<<grid_for(k, kThreads), kThreads, 0, stream>>>(idx, k, r32, keys_in, src_in);
-  check_launch(op);
   size_t temp_bytes = l.temp_bytes;
-  check_cuda(
-      cub::DeviceRadixSort::SortPairs(ws + l.temp, temp_bytes, keys_in, keys_out, src_in, src_out,
-                                      static_cast<uint32_t>(k), 0, key_bits(rows), stream),
-      op, "cub::DeviceRadixSort::SortPairs");
+  if (cols == 1) {
+    // One column: sort the values with their keys (stable, so each target's values come out in
+    // source order) and fold them where they lie, no gather through source positions. The sorted
+    // values take the two source arrays' room (2 * align256(4k) >= k * sizeof(T)).
+    T* sorted = reinterpret_cast<T*>(ws + l.src_in);
+    scatter_keys_kernel<<<grid_for(k, kThreads), kThreads, 0, stream>>>(idx, k, r32, keys_in,
+                                                                        nullptr);
+    check_launch(op);
+    check_cuda(
+        cub::DeviceRadixSort::SortPairs(ws + l.temp, temp_bytes, keys_in, keys_out, values, sorted,
+                                        static_cast<uint32_t>(k), 0, key_bits(rows), stream),
+        op, "cub::DeviceRadixSort::SortPairs");
+    values = sorted;
+    src_out = nullptr;
+  } else {
+    scatter_keys_kernel<<<grid_for(k, kThreads), kThreads, 0, stream>>>(idx, k, r32, keys_in,
+                                                                        src_in);
+    check_launch(op);
+    check_cuda(
+        cub::DeviceRadixSort::SortPairs(ws + l.temp, temp_bytes, keys_in, keys_out, src_in, src_out,
+                                        static_cast<uint32_t>(k), 0, key_bits(rows), stream),
+        op, "cub::DeviceRadixSort::SortPairs");
+  }
   if (cols >= 32) {
     const unsigned threads = cols >= 256 ? 256 : 128;
     fold_wide_kernel<T>
@@ -356,20 +423,206 @@ void ordered_fold(const T* values, uint64_t rows, uint64_t cols, const uint32_t*
   check_launch(op);
 }
 
+// ---------------------------------------------------------------------------------------------
+// Short index lists: parameters, and the one-kernel ordered scatter
+
+void require_param_count(uint64_t k, const char* op) {
+  if (k <= kParamIndices) return;
+  fail(ErrorKind::invalid_argument, op,
+       "a parameter index list holds at most " + std::to_string(kParamIndices) +
+           " entries (k = " + std::to_string(k) + ")");
+}
+
+template <uint32_t N>
+ParamIdx<N> param_list(const uint32_t* host_idx, uint64_t k) {
+  ParamIdx<N> list{};
+  std::copy(host_idx, host_idx + k, list.v);
+  return list;
+}
+
+// The targets of a short scatter: host indices, or at_index of device positions.
+template <uint32_t N>
+struct ParamKeys {
+  ParamIdx<N> idx;
+  TLRT_DEVICE_INLINE uint32_t operator()(uint32_t i) const { return idx.v[i]; }
+};
+template <class T>
+struct AtKeys {
+  const T* positions;
+  uint32_t size;
+  TLRT_DEVICE_INLINE uint32_t operator()(uint32_t i) const { return at_index(positions[i], size); }
+};
+
+// Where the base of a short scatter comes from: copied from mat, +0 zeros, or already in out
+// (large bases, copied or zero-filled by the copy engine before the kernel).
+enum class ShortBase : int { copy, zeros, in_place };
+
+constexpr int kShortThreads = 256;
+constexpr uint64_t kShortTile = 4096;           // base elements per tile
+constexpr uint64_t kShortFusedBase = 1u << 20;  // larger bases go through the copy engine
+constexpr uint64_t kShortGrid = 1024;
+
+// A block ranks the k sources by (target, source) in shared memory, lists where each run of one
+// target starts in that order, then walks its tiles: a tile is whole rows (rows of at most
+// kShortTile elements) or a kShortTile slice of one row. The tile's base is written, the block
+// synchronises, and the touched (row, column) pairs of the tile are folded, a thread per pair:
+// acc = -0 + base, then the row's sources in increasing source order.
+template <class T, class Keys>
+__global__ void __launch_bounds__(kShortThreads)
+    scatter_short_kernel(const T* __restrict__ mat, ShortBase mode, const T* __restrict__ values,
+                         uint32_t rows, uint64_t cols, const __grid_constant__ Keys keys,
+                         uint32_t k, uint64_t tile_rows, uint64_t chunks, uint64_t tiles,
+                         T* __restrict__ out) {
+  using Scan = cub::BlockScan<uint32_t, kShortThreads>;
+  __shared__ uint32_t s_key[kParamLarge];
+  __shared__ uint32_t s_sorted[kParamLarge];   // the keys in (target, source) order
+  __shared__ uint32_t s_src[kParamLarge];      // their sources
+  __shared__ uint32_t s_run[kParamLarge + 1];  // sorted positions of run starts, then the end
+  __shared__ typename Scan::TempStorage scan_storage;
+  const uint32_t tid = threadIdx.x;
+
+  for (uint32_t i = tid; i < k; i += kShortThreads) {
+    const uint32_t t = keys(i);
+    s_key[i] = t < rows ? t : rows;  // out of range: the key `rows`, sorted last and skipped
+  }
+  __syncthreads();
+  for (uint32_t i = tid; i < k; i += kShortThreads) {
+    const uint32_t key = s_key[i];
+    uint32_t rank = 0;
+    for (uint32_t j = 0; j < k; ++j) {
+      const uint32_t other = s_key[j];
+      rank += (other < key || (other == key && j < i)) ? 1u : 0u;
+    }
+    s_sorted[rank] = key;
+    s_src[rank] = i;
+  }
+  __syncthreads();
+  uint32_t runs = 0;
+  uint32_t in_range = 0;
+  for (uint32_t first = 0; first < k; first += kShortThreads) {
+    const uint32_t p = first + tid;
+    const uint32_t key = p < k ? s_sorted[p] : rows;
+    const uint32_t starts = key < rows && (p == 0 || s_sorted[p - 1] != key) ? 1u : 0u;
+    uint32_t offset = 0;
+    uint32_t total = 0;
+    Scan(scan_storage).ExclusiveSum(starts, offset, total);
+    if (starts != 0) s_run[runs + offset] = p;
+    runs += total;
+    in_range += static_cast<uint32_t>(__syncthreads_count(key < rows));
+  }
+  if (tid == 0) s_run[runs] = in_range;  // the end of the last run
+  __syncthreads();
+
+  // The first run whose target is >= r.
+  auto first_run = [&](uint64_t r) {
+    uint32_t lo = 0;
+    uint32_t hi = runs;
+    while (lo < hi) {
+      const uint32_t mid = lo + (hi - lo) / 2;
+      if (s_sorted[s_run[mid]] < r)
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+    return lo;
+  };
+
+  for (uint64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+    uint64_t r0, r1, c0, w;
+    if (chunks == 0) {
+      r0 = tile * tile_rows;
+      r1 = r0 + tile_rows < rows ? r0 + tile_rows : rows;
+      c0 = 0;
+      w = cols;
+    } else {
+      r0 = tile / chunks;
+      r1 = r0 + 1;
+      c0 = (tile - r0 * chunks) * kShortTile;
+      w = cols - c0 < kShortTile ? cols - c0 : kShortTile;
+    }
+    const uint64_t e0 = r0 * cols + c0;
+    const uint64_t e1 = chunks == 0 ? r1 * cols : e0 + w;
+    if (mode == ShortBase::copy) {
+      for (uint64_t e = e0 + tid; e < e1; e += kShortThreads) out[e] = mat[e];
+    } else if (mode == ShortBase::zeros) {
+      for (uint64_t e = e0 + tid; e < e1; e += kShortThreads) out[e] = static_cast<T>(0);
+    }
+    const uint32_t q0 = first_run(r0);
+    const uint32_t q1 = first_run(r1);
+    __syncthreads();  // the tile's base is in out
+    const uint64_t pairs = uint64_t{q1 - q0} * w;
+    for (uint64_t item = tid; item < pairs; item += kShortThreads) {
+      const uint64_t q = q0 + item / w;
+      const uint64_t c = c0 + (item - (item / w) * w);
+      const uint32_t s = s_run[q];
+      const uint32_t e = s_run[q + 1];
+      T* dst = out + uint64_t{s_sorted[s]} * cols + c;
+      T acc = add_rn(static_cast<T>(-0.0), *dst);
+      constexpr uint32_t kUnroll = 8;
+      uint32_t j = s;
+      for (; j + kUnroll <= e; j += kUnroll) {
+        T v[kUnroll];
+#pragma unroll
+        for (uint32_t u = 0; u < kUnroll; ++u) v[u] = values[uint64_t{s_src[j + u]} * cols + c];
+#pragma unroll
+        for (uint32_t u = 0; u < kUnroll; ++u) acc = add_rn(acc, v[u]);
+      }
+      for (; j < e; ++j) acc = add_rn(acc, values[uint64_t{s_src[j]} * cols + c]);
+      *dst = acc;
+    }
+  }
+}
+
+// out = base (copied from mat, or zeros when mat is null), then the ordered fold of the k <=
+// kParamIndices sources named by keys; one kernel for bases up to kShortFusedBase elements.
+template <class T, class Keys>
+void scatter_short(const T* mat, const T* values, uint64_t rows, uint64_t cols, const Keys& keys,
+                   uint64_t k, T* out, CUstream_st* stream, const char* op) {
+  const uint64_t n = rows * cols;
+  ShortBase mode = mat != nullptr ? ShortBase::copy : ShortBase::zeros;
+  if (n > kShortFusedBase) {
+    if (mat != nullptr) {
+      check_cuda(cudaMemcpyAsync(out, mat, n * sizeof(T), cudaMemcpyDeviceToDevice, stream), op,
+                 "cudaMemcpyAsync device to device");
+    } else {
+      check_cuda(cudaMemsetAsync(out, 0, n * sizeof(T), stream), op, "cudaMemsetAsync");
+    }
+    mode = ShortBase::in_place;
+  }
+  uint64_t tile_rows = 0;
+  uint64_t chunks = 0;
+  uint64_t tiles = 0;
+  if (cols <= kShortTile) {
+    tile_rows = kShortTile / cols;
+    tiles = (rows + tile_rows - 1) / tile_rows;
+  } else {
+    chunks = (cols + kShortTile - 1) / kShortTile;
+    tiles = rows * chunks;
+  }
+  scatter_short_kernel<T, Keys><<<grid_for(tiles, 1, kShortGrid), kShortThreads, 0, stream>>>(
+      mat, mode, values, static_cast<uint32_t>(rows), cols, keys, static_cast<uint32_t>(k),
+      tile_rows, chunks, tiles, out);
+  check_launch(op);
+}
+
 }  // namespace
 
 template <class T>
 void gather_rows_cuda(const T* mat, uint64_t rows, uint64_t cols, const uint32_t* idx, uint64_t k,
                       T* out, CUstream_st* stream) {
   if (cols == 0 || k == 0) return;
-  const uint64_t row_bytes = cols * sizeof(T);
-  if (row_bytes % 16 == 0 && aligned16(mat) && aligned16(out)) {
-    launch_gather_rows<uint4>(mat, rows, row_bytes, idx, k, out, stream);
-  } else if (row_bytes % 8 == 0 && reinterpret_cast<uintptr_t>(mat) % 8 == 0 &&
-             reinterpret_cast<uintptr_t>(out) % 8 == 0) {
-    launch_gather_rows<unsigned long long>(mat, rows, row_bytes, idx, k, out, stream);
+  gather_rows_words(mat, rows, cols, PtrIdx{idx}, k, out, stream);
+}
+
+template <class T>
+void gather_rows_param_cuda(const T* mat, uint64_t rows, uint64_t cols, const uint32_t* host_idx,
+                            uint64_t k, T* out, CUstream_st* stream) {
+  if (cols == 0 || k == 0) return;
+  require_param_count(k, "gather_rows");
+  if (k <= kParamSmall) {
+    gather_rows_words(mat, rows, cols, param_list<kParamSmall>(host_idx, k), k, out, stream);
   } else {
-    launch_gather_rows<uint32_t>(mat, rows, row_bytes, idx, k, out, stream);
+    gather_rows_words(mat, rows, cols, param_list<kParamLarge>(host_idx, k), k, out, stream);
   }
 }
 
@@ -404,8 +657,28 @@ void scatter_add_rows_cuda(const T* mat, const T* values, uint64_t rows, uint64_
   ordered_fold(values, rows, cols, idx, k, out, workspace, stream, op);
 }
 
+template <class T>
+void scatter_add_rows_param_cuda(const T* mat, const T* values, uint64_t rows, uint64_t cols,
+                                 const uint32_t* host_idx, uint64_t k, T* out,
+                                 CUstream_st* stream) {
+  const char* op = "scatter_add_rows";
+  if (rows == 0 || cols == 0) return;
+  if (k == 0) {
+    scatter_add_rows_cuda<T>(mat, values, rows, cols, host_idx, 0, out, nullptr, stream);
+    return;
+  }
+  require_param_count(k, op);
+  if (k <= kParamSmall) {
+    scatter_short(mat, values, rows, cols,
+                  ParamKeys<kParamSmall>{param_list<kParamSmall>(host_idx, k)}, k, out, stream, op);
+  } else {
+    scatter_short(mat, values, rows, cols,
+                  ParamKeys<kParamLarge>{param_list<kParamLarge>(host_idx, k)}, k, out, stream, op);
+  }
+}
+
 size_t scatter_add_at_workspace_bytes(uint32_t size, uint64_t count) {
-  if (size == 0 || count == 0) return 0;
+  if (size == 0 || count <= kParamIndices) return 0;  // short lists: one kernel, no scratch
   return align256(static_cast<size_t>(count) * sizeof(uint32_t)) +
          ordered_scatter_workspace_bytes(size, count);
 }
@@ -415,6 +688,10 @@ void scatter_add_at_cuda(uint32_t size, const T* positions, const T* values, uin
                          void* workspace, CUstream_st* stream) {
   const char* op = "scatter_add_at";
   if (size == 0) return;
+  if (count != 0 && count <= kParamIndices) {
+    scatter_short<T>(nullptr, values, size, 1, AtKeys<T>{positions, size}, count, out, stream, op);
+    return;
+  }
   check_cuda(cudaMemsetAsync(out, 0, size_t{size} * sizeof(T), stream), op, "cudaMemsetAsync");
   if (count == 0) return;
   uint32_t* idx = static_cast<uint32_t*>(workspace);
@@ -425,13 +702,17 @@ void scatter_add_at_cuda(uint32_t size, const T* positions, const T* values, uin
   ordered_fold(values, size, 1, idx, count, out, rest, stream, op);
 }
 
-#define TLRT_INDEXING_CUDA(T)                                                                     \
-  template void gather_rows_cuda<T>(const T*, uint64_t, uint64_t, const uint32_t*, uint64_t, T*,  \
-                                    CUstream_st*);                                                \
-  template void gather_at_cuda<T>(const T*, uint32_t, const T*, uint64_t, T*, CUstream_st*);      \
-  template void scatter_add_rows_cuda<T>(const T*, const T*, uint64_t, uint64_t, const uint32_t*, \
-                                         uint64_t, T*, void*, CUstream_st*);                      \
-  template void scatter_add_at_cuda<T>(uint32_t, const T*, const T*, uint64_t, T*, void*,         \
+#define TLRT_INDEXING_CUDA(T)                                                                      \
+  template void gather_rows_cuda<T>(const T*, uint64_t, uint64_t, const uint32_t*, uint64_t, T*,   \
+                                    CUstream_st*);                                                 \
+  template void gather_at_cuda<T>(const T*, uint32_t, const T*, uint64_t, T*, CUstream_st*);       \
+  template void scatter_add_rows_cuda<T>(const T*, const T*, uint64_t, uint64_t, const uint32_t*,  \
+                                         uint64_t, T*, void*, CUstream_st*);                       \
+  template void gather_rows_param_cuda<T>(const T*, uint64_t, uint64_t, const uint32_t*, uint64_t, \
+                                          T*, CUstream_st*);                                       \
+  template void scatter_add_rows_param_cuda<T>(const T*, const T*, uint64_t, uint64_t,             \
+                                               const uint32_t*, uint64_t, T*, CUstream_st*);       \
+  template void scatter_add_at_cuda<T>(uint32_t, const T*, const T*, uint64_t, T*, void*,          \
                                        CUstream_st*);
 TLRT_INDEXING_CUDA(float)
 TLRT_INDEXING_CUDA(double)

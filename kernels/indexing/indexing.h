@@ -76,6 +76,21 @@ void scatter_add_rows_cuda(const T* mat, const T* values, uint64_t rows, uint64_
 // scatter's workspace for (size, count) plus scatter_add_at_index_bytes(count) bytes, laid out by
 // scatter_add_at_workspace_bytes.
 size_t scatter_add_at_workspace_bytes(uint32_t size, uint64_t count);
+
+// Short host index lists (k <= kParamIndices) travel to the device as kernel parameters: no index
+// block, no staged upload, no stream synchronisation. The ordered scatter of a short list is one
+// kernel: every block ranks the k sources by target in shared memory (stable: equal targets keep
+// source order), copies (or zero-fills) its tiles of the base and folds each touched row of a tile
+// base-first in source order, threads across the touched (row, column) pairs. The adds are the
+// ones of the sorted path above, in the same order, so both paths give the same bits.
+// scatter_add_at takes this path for count <= kParamIndices, its positions read on the device.
+constexpr uint64_t kParamIndices = 1024;
+template <class T>
+void gather_rows_param_cuda(const T* mat, uint64_t rows, uint64_t cols, const uint32_t* host_idx,
+                            uint64_t k, T* out, CUstream_st* stream);
+template <class T>
+void scatter_add_rows_param_cuda(const T* mat, const T* values, uint64_t rows, uint64_t cols,
+                                 const uint32_t* host_idx, uint64_t k, T* out, CUstream_st* stream);
 template <class T>
 void scatter_add_at_cuda(uint32_t size, const T* positions, const T* values, uint64_t count, T* out,
                          void* workspace, CUstream_st* stream);
