@@ -4,7 +4,6 @@
 
 #include <cstring>
 #include <string>
-#include <thread>
 
 #include "kernels/matmul/matmul.h"
 #include "runtime/context.h"
@@ -131,15 +130,7 @@ void dgemm(Backend backend, const double* a, const double* b, double* c, uint64_
     kernels::bmm_ref(a, b, c, shape);
     return;
   }
-  // Operands up through pinned staging, the product on the device, the result down into c. The
-  // pages of the fresh output array are made resident meanwhile, off the critical path.
-  std::thread prefault([c, outputs] { prefault_for_write(c, outputs * sizeof(double)); });
-  struct Join {
-    std::thread& t;
-    ~Join() {
-      if (t.joinable()) t.join();
-    }
-  } join{prefault};
+  // Operands up through pinned staging, the product on the device, the result down into c.
   std::unique_ptr<Buffer> da = upload_f64(backend, Dtype::f64, a, m * n, op);
   std::unique_ptr<Buffer> db = upload_f64(backend, Dtype::f64, b, n * p, op);
   std::unique_ptr<Buffer> dc = Buffer::allocate(backend, Dtype::f64, outputs, op);
@@ -151,7 +142,6 @@ void dgemm(Backend backend, const double* a, const double* b, double* c, uint64_
                             op);
         });
       });
-  prefault.join();
   download_f64(*dc, c, op);
 }
 

@@ -1,8 +1,5 @@
 #include "runtime/transfer.h"
 
-#include <sys/mman.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cstring>
 #include <thread>
@@ -87,7 +84,6 @@ std::unique_ptr<Buffer> upload(Backend backend, Dtype dtype, const void* src, Dt
 void download(const Buffer& b, void* dst, Dtype to, const char* op) {
   (void)op;  // transfers report failures under their own names ("download")
   if (b.released() || b.size() == 0) return;
-  prefault_for_write(dst, b.size() * dtype_width(to));
   if (b.backend() == Backend::reference) {
     convert(dst, to, b.data(), b.dtype(), b.size());
     return;
@@ -103,53 +99,7 @@ void download(const Buffer& b, void* dst, Dtype to, const char* op) {
 #endif
 }
 
-#ifndef MADV_POPULATE_WRITE
-#define MADV_POPULATE_WRITE 23  // Linux 5.14; older kernels answer EINVAL and the range faults
-#endif
-
-// Populates [begin, end) (page aligned) for writing; touches one byte per page where the kernel
-// has no MADV_POPULATE_WRITE.
-void populate(char* begin, char* end, size_t page) {
-  if (begin >= end) return;
-  if (madvise(begin, static_cast<size_t>(end - begin), MADV_POPULATE_WRITE) == 0) return;
-  for (char* p = begin; p < end; p += page) *reinterpret_cast<volatile char*>(p) = 0;
-}
-
 }  // namespace
-
-void prefault_for_write(void* dst, size_t bytes) {
-  constexpr size_t kMinBytes = size_t{8} << 20;  // below this, faults on the copy are cheap
-  constexpr size_t kPerThreadBytes = size_t{16} << 20;
-  constexpr size_t kHuge = size_t{2} << 20;
-  if (dst == nullptr || bytes < kMinBytes) return;
-  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
-  // Only whole pages inside the range: the bytes around it may belong to live objects.
-  const uintptr_t first = (reinterpret_cast<uintptr_t>(dst) + page - 1) / page * page;
-  const uintptr_t last = (reinterpret_cast<uintptr_t>(dst) + bytes) / page * page;
-  if (last <= first) return;
-  const uintptr_t huge_first = (first + kHuge - 1) / kHuge * kHuge;
-  const uintptr_t huge_last = last / kHuge * kHuge;
-  if (huge_last > huge_first) {
-    madvise(reinterpret_cast<void*>(huge_first), huge_last - huge_first, MADV_HUGEPAGE);
-  }
-  const size_t span = last - first;
-  const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
-  const size_t threads = std::max<size_t>(1, std::min<size_t>({16, hw, span / kPerThreadBytes}));
-  // Pieces on 2 MiB boundaries, so that no huge page is populated by two threads.
-  const size_t per = (span / threads + kHuge - 1) / kHuge * kHuge;
-  std::vector<std::thread> workers;
-  for (size_t t = 1; t < threads; ++t) {
-    const uintptr_t b = first + t * per;
-    if (b >= last) break;
-    workers.emplace_back([=] {
-      populate(reinterpret_cast<char*>(b),
-               reinterpret_cast<char*>(std::min<uintptr_t>(last, b + per)), page);
-    });
-  }
-  populate(reinterpret_cast<char*>(first),
-           reinterpret_cast<char*>(std::min<uintptr_t>(last, first + per)), page);
-  for (std::thread& w : workers) w.join();
-}
 
 std::unique_ptr<Buffer> upload_f64(Backend backend, Dtype dtype, const double* src, uint64_t n,
                                    const char* op) {

@@ -24,11 +24,4 @@ std::unique_ptr<Buffer> upload_words(Backend backend, Dtype dtype, const uint8_t
 // size() scalars converted to `target` and written as little-endian words.
 void download_words(const Buffer& src, uint8_t* dst, Dtype target, const char* op);
 
-// Makes every page of a freshly allocated host range resident and writable before data is copied
-// into it, on several threads, as huge pages where the kernel allows them: a download into a new
-// Lean array otherwise takes one page fault per 4 KiB page on the copying thread. Best effort:
-// failures leave the range to ordinary faults. Contents are unspecified afterwards (zeros for
-// fresh memory); call it before writing, never on data that must be kept.
-void prefault_for_write(void* dst, size_t bytes);
-
 }  // namespace tlrt

@@ -12,7 +12,6 @@
 #include "runtime/context.h"
 #include "runtime/counters.h"
 #include "runtime/settings.h"
-#include "runtime/transfer.h"
 
 namespace {
 
@@ -106,20 +105,3 @@ TEST(Version, NamesTlrtAndItsBackend) {
 }
 
 }  // namespace
-
-// The pages of the range become writable; bytes outside it, on the same pages as its ends,
-// keep their values (only whole pages inside the range are populated).
-TEST(Prefault, TouchesOnlyWholePagesInsideTheRange) {
-  const size_t bytes = size_t{24} << 20;
-  std::unique_ptr<char[]> block(new char[bytes + 8192]);
-  char* base = block.get();
-  for (size_t i = 0; i < 8192; ++i) base[i] = static_cast<char>(i * 7 + 1);
-  for (size_t i = bytes; i < bytes + 8192; ++i) base[i] = static_cast<char>(i * 5 + 3);
-  tlrt::prefault_for_write(base + 8192, bytes - 8192);
-  for (size_t i = 0; i < 8192; ++i) ASSERT_EQ(base[i], static_cast<char>(i * 7 + 1)) << i;
-  for (size_t i = bytes; i < bytes + 8192; ++i)
-    ASSERT_EQ(base[i], static_cast<char>(i * 5 + 3)) << i;
-  for (size_t i = 8192; i < bytes; i += 4096) base[i] = 1;
-  tlrt::prefault_for_write(nullptr, bytes);  // no-op
-  tlrt::prefault_for_write(base, 16);        // below the threshold: no-op
-}
