@@ -10,15 +10,6 @@
 namespace tlrt {
 namespace {
 
-// Throws invalid_argument "size(<name>) = <size> but <arg> = <value>" when they differ.
-void require_size(const Buffer& b, const char* name, const char* arg, uint64_t value,
-                  const char* op) {
-  if (b.size() == value) return;
-  fail(ErrorKind::invalid_argument, op,
-       std::string("size(") + name + ") = " + std::to_string(b.size()) + " but " + arg + " = " +
-           std::to_string(value));
-}
-
 // At most kParamIndices converted and validated indices in host memory (no allocation).
 class ShortIndices {
  public:

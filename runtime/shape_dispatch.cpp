@@ -7,18 +7,6 @@
 #include "runtime/shape_geometry.h"
 
 namespace tlrt {
-namespace {
-
-// Throws invalid_argument "size(<name>) = <size> but <arg> = <value>" when they differ.
-void require_size(const Buffer& b, const char* name, const char* arg, uint64_t value,
-                  const char* op) {
-  if (b.size() == value) return;
-  fail(ErrorKind::invalid_argument, op,
-       std::string("size(") + name + ") = " + std::to_string(b.size()) + " but " + arg + " = " +
-           std::to_string(value));
-}
-
-}  // namespace
 
 std::unique_ptr<Buffer> concat1d(const Buffer& a, const Buffer& b, uint64_t n, uint64_t m,
                                  const char* op) {
