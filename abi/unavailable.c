@@ -253,3 +253,7 @@ PURE_OBJ(torchlean_cuda_buffer_gather_at,
          (b_lean_obj_arg table, uint32_t size, b_lean_obj_arg positions, uint32_t count))
 PURE_OBJ(torchlean_cuda_buffer_scatter_add_at,
          (uint32_t size, b_lean_obj_arg positions, b_lean_obj_arg values, uint32_t count))
+
+PURE_OBJ(torchlean_cuda_buffer_hard_masked_softmax_by_row,
+         (b_lean_obj_arg scores, b_lean_obj_arg mask, uint32_t rows, uint32_t cols))
+IO_OBJ(torchlean_cuda_buffer_softmax_io, (b_lean_obj_arg input, b_lean_obj_arg dims, uint32_t axis))

@@ -246,6 +246,14 @@ TLRT_EXPORT lean_obj_res torchlean_cuda_buffer_scatter_add_at(uint32_t size,
                                                               b_lean_obj_arg values,
                                                               uint32_t count);
 
+/* ---- numerical operations: softmax (SPEC-ops 7) */
+TLRT_EXPORT lean_obj_res torchlean_cuda_buffer_hard_masked_softmax_by_row(b_lean_obj_arg scores,
+                                                                          b_lean_obj_arg mask,
+                                                                          uint32_t rows,
+                                                                          uint32_t cols);
+TLRT_EXPORT lean_obj_res torchlean_cuda_buffer_softmax_io(b_lean_obj_arg input, b_lean_obj_arg dims,
+                                                          uint32_t axis);
+
 #ifdef __cplusplus
 }
 #endif

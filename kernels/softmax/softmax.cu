@@ -1,0 +1,557 @@
+// Softmax, CUDA backend. Every row kernel reads the scores (and the mask) of a row once and
+// writes its output once; the mask predicate is kept on chip as one bit per element.
+//
+//   * rows of at most 1024 elements: a warp per row, the row in registers (each lane holds N
+//     chunks of V adjacent elements, chunk k of lane l at element (32 k + l) V), 16-byte loads
+//     and stores when the pointers are 16-byte aligned and V divides cols;
+//   * longer rows whose values and mask bits fit in the shared memory of one block (about 55k
+//     float32 or 27k float64 on sm_90): a block per row, the row held in shared memory, the mask
+//     bits in shared memory words built with warp shuffles;
+//   * longer rows still: a block per row, an online max / sum pass (one read) and then a pass
+//     that reads again and writes; nothing of the row's size is stored anywhere.
+//   * softmax along an axis that is not the last (x as (outer, len, inner), inner >= 2): a
+//     thread per (outer, inner) column, consecutive threads on consecutive inner columns
+//     (coalesced), the column in registers for len <= 64, else an online max / sum pass followed
+//     by a pass that reads again and writes.
+//
+// The max propagates NaN (a NaN allowed score makes m NaN and so the row NaN), e = exp(s - m)
+// with the full-precision expf / exp, y = e / sum with IEEE division (-prec-div=true); the sum's
+// order is unspecified (a tolerance op), but it is fixed by the launch geometry, so a result is
+// reproducible run to run. Rows are grid-strided (grids are capped), so any row count works.
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "kernels/common/launch.cuh"
+#include "kernels/softmax/softmax.h"
+
+namespace tlrt::kernels {
+namespace {
+
+constexpr unsigned kFullMask = 0xffffffffu;
+constexpr int kWarpRowMax = 1024;           // longest row of the warp-per-row kernel
+constexpr uint64_t kRowGridCap = 1u << 20;  // blocks of the row kernels (they stride)
+constexpr int kAxisRegisterMax = 64;        // longest axis column held in registers
+
+template <class T>
+struct Vec;
+template <>
+struct Vec<float> {
+  using type = float4;
+  static constexpr int kWidth = 4;
+};
+template <>
+struct Vec<double> {
+  using type = double2;
+  static constexpr int kWidth = 2;
+};
+
+__device__ __forceinline__ float exp_of(float v) {
+  return expf(v);
+}
+__device__ __forceinline__ double exp_of(double v) {
+  return exp(v);
+}
+
+template <class T>
+__device__ __forceinline__ T neg_inf();
+template <>
+__device__ __forceinline__ float neg_inf<float>() {
+  return __int_as_float(static_cast<int>(0xff800000u));
+}
+template <>
+__device__ __forceinline__ double neg_inf<double>() {
+  return __longlong_as_double(static_cast<long long>(0xfff0000000000000ull));
+}
+template <class T>
+__device__ __forceinline__ T quiet_nan();
+template <>
+__device__ __forceinline__ float quiet_nan<float>() {
+  return __int_as_float(0x7fc00000);
+}
+template <>
+__device__ __forceinline__ double quiet_nan<double>() {
+  return __longlong_as_double(0x7ff8000000000000ll);
+}
+
+// max that propagates NaN from either side.
+template <class T>
+__device__ __forceinline__ T nan_max(T a, T b) {
+  return (a > b || a != a) ? a : b;
+}
+
+// V adjacent elements at p (16-byte aligned when V > 1).
+template <class T, int V>
+__device__ __forceinline__ void load_chunk(const T* p, T (&v)[V]) {
+  if constexpr (V == 1) {
+    v[0] = p[0];
+  } else {
+    const typename Vec<T>::type q = *reinterpret_cast<const typename Vec<T>::type*>(p);
+    if constexpr (V == 4) {
+      v[0] = q.x;
+      v[1] = q.y;
+      v[2] = q.z;
+      v[3] = q.w;
+    } else {
+      v[0] = q.x;
+      v[1] = q.y;
+    }
+  }
+}
+
+template <class T, int V>
+__device__ __forceinline__ void store_chunk(T* p, const T (&v)[V]) {
+  if constexpr (V == 1) {
+    p[0] = v[0];
+  } else {
+    store16(p, v);
+  }
+}
+
+template <class T>
+__device__ __forceinline__ T warp_max(T v) {
+  for (int o = 16; o > 0; o >>= 1) v = nan_max(v, __shfl_xor_sync(kFullMask, v, o));
+  return v;
+}
+template <class T>
+__device__ __forceinline__ T warp_sum(T v) {
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(kFullMask, v, o);
+  return v;
+}
+
+// Block-wide max / sum, the result in every thread. `scratch` holds 32 values; the call is a
+// barrier, and scratch may be reused after it returns.
+template <class T>
+__device__ T block_max(T v, T* scratch) {
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+  v = warp_max(v);
+  __syncthreads();  // earlier readers of scratch are done
+  if (lane == 0) scratch[warp] = v;
+  __syncthreads();
+  v = lane < warps ? scratch[lane] : neg_inf<T>();
+  return warp_max(v);
+}
+template <class T>
+__device__ T block_sum(T v, T* scratch) {
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+  v = warp_sum(v);
+  __syncthreads();
+  if (lane == 0) scratch[warp] = v;
+  __syncthreads();
+  v = lane < warps ? scratch[lane] : T(0);
+  return warp_sum(v);
+}
+
+// ---------------------------------------------------------------------------------------------
+// A warp per row, the row in registers: cols <= 32 * N * V (N * V <= 32 bits of mask per lane).
+
+template <class T, int V, int N>
+__global__ void __launch_bounds__(kThreads)
+    rows_warp_kernel(const T* __restrict__ scores, const T* __restrict__ mask, uint64_t rows,
+                     uint64_t cols, T* __restrict__ out) {
+  static_assert(N * V <= 32, "one mask bit per register element");
+  const int lane = threadIdx.x & 31;
+  const uint64_t warps = blockDim.x >> 5;
+  for (uint64_t row = blockIdx.x * warps + (threadIdx.x >> 5); row < rows;
+       row += static_cast<uint64_t>(gridDim.x) * warps) {
+    const uint64_t base = row * cols;
+    T v[N][V];
+    uint32_t allowed = 0;
+    T m = neg_inf<T>();
+#pragma unroll
+    for (int k = 0; k < N; ++k) {
+      const uint64_t c = (static_cast<uint64_t>(k) * 32 + lane) * V;
+      if (c < cols) {  // V divides cols, so the whole chunk is in the row
+        load_chunk<T, V>(scores + base + c, v[k]);
+        T mk[V] = {};
+        if (mask != nullptr) load_chunk<T, V>(mask + base + c, mk);
+#pragma unroll
+        for (int j = 0; j < V; ++j) {
+          const bool a = mask == nullptr || mk[j] != T(0);
+          if (a) {
+            allowed |= 1u << (k * V + j);
+            m = nan_max(m, v[k][j]);
+          }
+        }
+      }
+    }
+    const bool any = __any_sync(kFullMask, allowed != 0);
+    m = warp_max(m);
+    T sum = T(0);
+#pragma unroll
+    for (int k = 0; k < N; ++k) {
+#pragma unroll
+      for (int j = 0; j < V; ++j) {
+        if ((allowed >> (k * V + j)) & 1u) {
+          v[k][j] = exp_of(v[k][j] - m);
+          sum += v[k][j];
+        }
+      }
+    }
+    if (any) sum = warp_sum(sum);
+#pragma unroll
+    for (int k = 0; k < N; ++k) {
+      const uint64_t c = (static_cast<uint64_t>(k) * 32 + lane) * V;
+      if (c < cols) {
+        T y[V];
+#pragma unroll
+        for (int j = 0; j < V; ++j) {
+          y[j] = ((allowed >> (k * V + j)) & 1u) ? v[k][j] / sum : T(0);
+        }
+        store_chunk<T, V>(out + base + c, y);
+      }
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// A block per row, the row in shared memory: values (cols, rounded up to 16 bytes) then the mask
+// bits (one word per 32 elements of the row rounded up to a whole block step).
+
+template <class T>
+uint64_t smem_values_bytes(uint64_t cols) {
+  return (cols * sizeof(T) + 15) / 16 * 16;
+}
+uint64_t smem_step(int threads, int v) {
+  return static_cast<uint64_t>(threads) * v;
+}
+template <class T>
+uint64_t smem_bytes(uint64_t cols, int threads, int v) {
+  const uint64_t step = smem_step(threads, v);
+  const uint64_t padded = (cols + step - 1) / step * step;
+  return smem_values_bytes<T>(cols) + padded / 32 * sizeof(uint32_t);
+}
+
+template <class T, int V>
+__global__ void __launch_bounds__(1024)
+    rows_smem_kernel(const T* __restrict__ scores, const T* __restrict__ mask, uint64_t rows,
+                     uint64_t cols, T* __restrict__ out) {
+  extern __shared__ __align__(16) unsigned char smem[];
+  __shared__ T scratch[32];
+  T* vals = reinterpret_cast<T*>(smem);
+  uint32_t* bits = reinterpret_cast<uint32_t*>(smem + (cols * sizeof(T) + 15) / 16 * 16);
+  constexpr int kGroup = 32 / V;  // lanes whose chunks share one mask word
+  const int lane = threadIdx.x & 31;
+  const uint64_t step = static_cast<uint64_t>(blockDim.x) * V;
+  const uint64_t padded = (cols + step - 1) / step * step;
+  for (uint64_t row = blockIdx.x; row < rows; row += gridDim.x) {
+    const uint64_t base = row * cols;
+    T m = neg_inf<T>();
+    bool mine = false;
+    // Block-uniform trip count, so the whole warp takes part in every shuffle.
+    for (uint64_t c = static_cast<uint64_t>(threadIdx.x) * V; c < padded; c += step) {
+      uint32_t word = 0;
+      if (c < cols) {
+        T v[V], mk[V] = {};
+        load_chunk<T, V>(scores + base + c, v);
+        if (mask != nullptr) load_chunk<T, V>(mask + base + c, mk);
+#pragma unroll
+        for (int j = 0; j < V; ++j) {
+          vals[c + j] = v[j];
+          if (mask == nullptr || mk[j] != T(0)) {
+            word |= 1u << ((c + j) & 31);
+            m = nan_max(m, v[j]);
+          }
+        }
+      }
+#pragma unroll
+      for (int o = 1; o < kGroup; o <<= 1) word |= __shfl_xor_sync(kFullMask, word, o);
+      if (lane % kGroup == 0) bits[c >> 5] = word;
+      mine = mine || word != 0;
+    }
+    const bool any = __syncthreads_or(mine) != 0;  // also orders the shared stores above
+    if (!any) {
+      for (uint64_t c = static_cast<uint64_t>(threadIdx.x) * V; c < cols; c += step) {
+        T y[V];
+#pragma unroll
+        for (int j = 0; j < V; ++j) y[j] = T(0);
+        store_chunk<T, V>(out + base + c, y);
+      }
+      __syncthreads();  // the next row's stores wait for nothing of this row, but keep lockstep
+      continue;
+    }
+    m = block_max(m, scratch);
+    T sum = T(0);
+    for (uint64_t c = static_cast<uint64_t>(threadIdx.x) * V; c < cols; c += step) {
+#pragma unroll
+      for (int j = 0; j < V; ++j) {
+        if ((bits[(c + j) >> 5] >> ((c + j) & 31)) & 1u) {
+          const T e = exp_of(vals[c + j] - m);
+          vals[c + j] = e;
+          sum += e;
+        }
+      }
+    }
+    sum = block_sum(sum, scratch);
+    for (uint64_t c = static_cast<uint64_t>(threadIdx.x) * V; c < cols; c += step) {
+      T y[V];
+#pragma unroll
+      for (int j = 0; j < V; ++j) {
+        y[j] = ((bits[(c + j) >> 5] >> ((c + j) & 31)) & 1u) ? vals[c + j] / sum : T(0);
+      }
+      store_chunk<T, V>(out + base + c, y);
+    }
+    __syncthreads();  // this row's shared values are read before the next row overwrites them
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Online max / sum: (m, s) with s = sum over the values seen of exp(x - m), m NaN once a NaN was
+// seen. s = 0 exactly when no value other than -inf was seen. The result is only used with a
+// finite m (a non-finite final m makes the sum NaN: +inf gives inf - inf, all -inf gives
+// -inf - -inf, NaN gives NaN).
+
+template <class T>
+struct Online {
+  T m;
+  T s;
+};
+
+template <class T>
+__device__ __forceinline__ void online_add(Online<T>& a, T x) {
+  if (x != x || a.m != a.m) {
+    a.m = quiet_nan<T>();
+  } else if (x > a.m) {
+    a.s = (a.s == T(0) ? T(0) : a.s * exp_of(a.m - x)) + T(1);
+    a.m = x;
+  } else if (x != neg_inf<T>()) {
+    a.s += exp_of(x - a.m);
+  }
+}
+
+template <class T>
+__device__ __forceinline__ Online<T> online_merge(Online<T> a, Online<T> b) {
+  if (a.m != a.m || b.m != b.m) return {quiet_nan<T>(), T(0)};
+  const T m = a.m > b.m ? a.m : b.m;
+  const T sa = a.s == T(0) ? T(0) : a.s * exp_of(a.m - m);
+  const T sb = b.s == T(0) ? T(0) : b.s * exp_of(b.m - m);
+  return {m, sa + sb};
+}
+
+template <class T>
+__device__ __forceinline__ T online_sum(Online<T> a) {
+  return (a.m == a.m && a.m != neg_inf<T>() && a.m != -neg_inf<T>()) ? a.s : quiet_nan<T>();
+}
+
+template <class T>
+__device__ Online<T> warp_online(Online<T> a) {
+  for (int o = 16; o > 0; o >>= 1) {
+    Online<T> b{__shfl_xor_sync(kFullMask, a.m, o), __shfl_xor_sync(kFullMask, a.s, o)};
+    a = online_merge(a, b);
+  }
+  return a;
+}
+
+template <class T, int V>
+__global__ void __launch_bounds__(1024)
+    rows_online_kernel(const T* __restrict__ scores, const T* __restrict__ mask, uint64_t rows,
+                       uint64_t cols, T* __restrict__ out) {
+  __shared__ T scratch_m[32];
+  __shared__ T scratch_s[32];
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+  const uint64_t step = static_cast<uint64_t>(blockDim.x) * V;
+  for (uint64_t row = blockIdx.x; row < rows; row += gridDim.x) {
+    const uint64_t base = row * cols;
+    Online<T> acc{neg_inf<T>(), T(0)};
+    bool mine = false;
+    for (uint64_t c = static_cast<uint64_t>(threadIdx.x) * V; c < cols; c += step) {
+      T v[V], mk[V] = {};
+      load_chunk<T, V>(scores + base + c, v);
+      if (mask != nullptr) load_chunk<T, V>(mask + base + c, mk);
+#pragma unroll
+      for (int j = 0; j < V; ++j) {
+        if (mask == nullptr || mk[j] != T(0)) {
+          mine = true;
+          online_add(acc, v[j]);
+        }
+      }
+    }
+    const bool any = __syncthreads_or(mine) != 0;
+    acc = warp_online(acc);
+    if (lane == 0) {
+      scratch_m[warp] = acc.m;
+      scratch_s[warp] = acc.s;
+    }
+    __syncthreads();
+    Online<T> all{neg_inf<T>(), T(0)};
+    if (lane < warps) all = {scratch_m[lane], scratch_s[lane]};
+    all = warp_online(all);
+    const T m = all.m;
+    const T sum = online_sum(all);
+    for (uint64_t c = static_cast<uint64_t>(threadIdx.x) * V; c < cols; c += step) {
+      T v[V] = {}, mk[V] = {}, y[V];
+      if (any) load_chunk<T, V>(scores + base + c, v);
+      if (any && mask != nullptr) load_chunk<T, V>(mask + base + c, mk);
+#pragma unroll
+      for (int j = 0; j < V; ++j) {
+        y[j] = (any && (mask == nullptr || mk[j] != T(0))) ? exp_of(v[j] - m) / sum : T(0);
+      }
+      store_chunk<T, V>(out + base + c, y);
+    }
+    __syncthreads();  // scratch is rewritten by the next row
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Softmax along a middle axis: a thread per (o, i) column of x as (outer, len, inner).
+
+template <class T, int N>
+__global__ void __launch_bounds__(kThreads)
+    axis_register_kernel(const T* __restrict__ x, uint64_t columns, uint64_t len, uint64_t inner,
+                         T* __restrict__ out) {
+  for (uint64_t idx = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x; idx < columns;
+       idx += static_cast<uint64_t>(gridDim.x) * blockDim.x) {
+    const uint64_t o = idx / inner;
+    const uint64_t base = o * len * inner + (idx - o * inner);
+    T v[N];
+    T m = neg_inf<T>();
+#pragma unroll
+    for (int k = 0; k < N; ++k) {
+      v[k] = T(0);
+      if (static_cast<uint64_t>(k) < len) {
+        v[k] = x[base + static_cast<uint64_t>(k) * inner];
+        m = nan_max(m, v[k]);
+      }
+    }
+    T sum = T(0);
+#pragma unroll
+    for (int k = 0; k < N; ++k) {
+      if (static_cast<uint64_t>(k) < len) {
+        v[k] = exp_of(v[k] - m);
+        sum += v[k];
+      }
+    }
+#pragma unroll
+    for (int k = 0; k < N; ++k) {
+      if (static_cast<uint64_t>(k) < len) out[base + static_cast<uint64_t>(k) * inner] = v[k] / sum;
+    }
+  }
+}
+
+template <class T>
+__global__ void __launch_bounds__(kThreads)
+    axis_online_kernel(const T* __restrict__ x, uint64_t columns, uint64_t len, uint64_t inner,
+                       T* __restrict__ out) {
+  for (uint64_t idx = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x; idx < columns;
+       idx += static_cast<uint64_t>(gridDim.x) * blockDim.x) {
+    const uint64_t o = idx / inner;
+    const uint64_t base = o * len * inner + (idx - o * inner);
+    Online<T> acc{neg_inf<T>(), T(0)};
+    for (uint64_t k = 0; k < len; ++k) online_add(acc, x[base + k * inner]);
+    const T m = acc.m;
+    const T sum = online_sum(acc);
+    for (uint64_t k = 0; k < len; ++k)
+      out[base + k * inner] = exp_of(x[base + k * inner] - m) / sum;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Launch selection.
+
+template <class T, int V, int N>
+void launch_warp(const T* s, const T* mk, uint64_t rows, uint64_t cols, T* out,
+                 cudaStream_t stream) {
+  constexpr uint64_t kRowsPerBlock = kThreads / 32;
+  rows_warp_kernel<T, V, N>
+      <<<grid_for(rows, kRowsPerBlock, kRowGridCap), kThreads, 0, stream>>>(s, mk, rows, cols, out);
+}
+
+// N = the smallest power of two with 32 N V >= cols (cols <= 1024).
+template <class T, int V>
+void dispatch_warp(const T* s, const T* mk, uint64_t rows, uint64_t cols, T* out,
+                   cudaStream_t stream) {
+  const uint64_t chunks = (cols + 32 * V - 1) / (32 * V);
+  if (chunks <= 1) return launch_warp<T, V, 1>(s, mk, rows, cols, out, stream);
+  if (chunks <= 2) return launch_warp<T, V, 2>(s, mk, rows, cols, out, stream);
+  if (chunks <= 4) return launch_warp<T, V, 4>(s, mk, rows, cols, out, stream);
+  if (chunks <= 8) return launch_warp<T, V, 8>(s, mk, rows, cols, out, stream);
+  if constexpr (V <= 2) {
+    if (chunks <= 16) return launch_warp<T, V, 16>(s, mk, rows, cols, out, stream);
+  }
+  if constexpr (V == 1) {
+    launch_warp<T, V, 32>(s, mk, rows, cols, out, stream);
+  }
+}
+
+// The largest dynamic shared memory a block of the current device may opt into.
+uint64_t smem_optin_bytes(const char* op) {
+  int device = 0;
+  check_cuda(cudaGetDevice(&device), op, "cudaGetDevice");
+  int bytes = 0;
+  check_cuda(cudaDeviceGetAttribute(&bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin, device), op,
+             "cudaDeviceGetAttribute(max shared memory per block opt-in)");
+  return static_cast<uint64_t>(bytes);
+}
+
+template <class T, int V>
+void dispatch_rows(const T* s, const T* mk, uint64_t rows, uint64_t cols, T* out,
+                   cudaStream_t stream, const char* op) {
+  if (cols <= kWarpRowMax) {
+    dispatch_warp<T, V>(s, mk, rows, cols, out, stream);
+    return;
+  }
+  const int threads = cols <= 4096 ? 256 : cols <= 16384 ? 512 : 1024;
+  // Static shared memory of the smem kernel: the 32-entry scratch (plus slack).
+  const uint64_t dynamic = smem_bytes<T>(cols, threads, V);
+  const uint64_t optin = smem_optin_bytes(op);
+  if (dynamic + 32 * sizeof(T) + 64 <= optin) {
+    check_cuda(
+        cudaFuncSetAttribute(rows_smem_kernel<T, V>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                             static_cast<int>(dynamic)),
+        op, "cudaFuncSetAttribute(max dynamic shared memory)");
+    rows_smem_kernel<T, V>
+        <<<grid_for(rows, 1, kRowGridCap), threads, dynamic, stream>>>(s, mk, rows, cols, out);
+    return;
+  }
+  rows_online_kernel<T, V>
+      <<<grid_for(rows, 1, kRowGridCap), 1024, 0, stream>>>(s, mk, rows, cols, out);
+}
+
+}  // namespace
+
+template <class T>
+void softmax_rows_cuda(const T* scores, const T* mask, uint64_t rows, uint64_t cols, T* out,
+                       CUstream_st* stream) {
+  const char* op = "softmax";
+  if (rows == 0 || cols == 0) return;
+  constexpr int kV = Vec<T>::kWidth;
+  const bool vector =
+      cols % kV == 0 && aligned16(scores) && aligned16(out) && (mask == nullptr || aligned16(mask));
+  if (vector) {
+    dispatch_rows<T, kV>(scores, mask, rows, cols, out, stream, op);
+  } else {
+    dispatch_rows<T, 1>(scores, mask, rows, cols, out, stream, op);
+  }
+  check_launch(op);
+}
+
+template <class T>
+void softmax_axis_cuda(const T* x, uint64_t outer, uint64_t len, uint64_t inner, T* out,
+                       CUstream_st* stream) {
+  const char* op = "softmax";
+  const uint64_t columns = outer * inner;
+  if (columns == 0 || len == 0) return;
+  const dim3 grid = grid_for(columns, kThreads);
+  if (len <= 8) {
+    axis_register_kernel<T, 8><<<grid, kThreads, 0, stream>>>(x, columns, len, inner, out);
+  } else if (len <= 32) {
+    axis_register_kernel<T, 32><<<grid, kThreads, 0, stream>>>(x, columns, len, inner, out);
+  } else if (len <= kAxisRegisterMax) {
+    axis_register_kernel<T, kAxisRegisterMax>
+        <<<grid, kThreads, 0, stream>>>(x, columns, len, inner, out);
+  } else {
+    axis_online_kernel<T><<<grid, kThreads, 0, stream>>>(x, columns, len, inner, out);
+  }
+  check_launch(op);
+}
+
+template void softmax_rows_cuda<float>(const float*, const float*, uint64_t, uint64_t, float*,
+                                       CUstream_st*);
+template void softmax_rows_cuda<double>(const double*, const double*, uint64_t, uint64_t, double*,
+                                        CUstream_st*);
+template void softmax_axis_cuda<float>(const float*, uint64_t, uint64_t, uint64_t, float*,
+                                       CUstream_st*);
+template void softmax_axis_cuda<double>(const double*, uint64_t, uint64_t, uint64_t, double*,
+                                        CUstream_st*);
+
+}  // namespace tlrt::kernels
