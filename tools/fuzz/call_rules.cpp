@@ -192,6 +192,26 @@ void judge_sized_op(const CallPlan& plan, const RuleContext& c, Verdict& v, Judg
     if (indices->length != k) return v.failure("indices.size != k");
     return result(op == "gather_rows" ? k * cols : rows * cols, dt, 4);
   }
+  // ---- softmax (SPEC-ops 7): the masked rows need both sizes to be rows * cols; softmax_io
+  // checks the dims, the axis, the product (zero dims give 0) and the size, in that order.
+  if (op == "hard_masked_softmax_by_row") {
+    const uint64_t n = u32("rows") * u32("cols");
+    if (!size_is("scores", n) || !size_is("mask", n)) {
+      return v.failure("size(scores) or size(mask) != rows * cols");
+    }
+    return result(n, dt, 1);
+  }
+  if (op == "softmax_io") {
+    if (!array_ok("dims")) return v.failure("dims is not a well-formed Array Nat");
+    const PlannedArg* dims = arg("dims");
+    if (u32("axis") >= dims->length) return v.failure("axis out of range");
+    if (dims->product > static_cast<uint64_t>(INT64_MAX)) {
+      return v.failure("dimension product overflow");
+    }
+    if (!size_is("input", dims->product)) return v.failure("size(input) != prod(dims)");
+    return result(dims->product, dt, 1);
+  }
+  // ---- end softmax
   if (op == "dgemm_cuda") {
     const uint64_t m = u32("m"), n = u32("n"), p = u32("p");
     const PlannedArg* a = arg("A");
