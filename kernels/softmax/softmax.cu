@@ -1,18 +1,20 @@
 // Softmax, CUDA backend. Every row kernel reads the scores (and the mask) of a row once and
 // writes its output once; the mask predicate is kept on chip as one bit per element.
 //
-//   * rows of at most 1024 elements: a warp per row, the row in registers (each lane holds N
-//     chunks of V adjacent elements, chunk k of lane l at element (32 k + l) V), 16-byte loads
-//     and stores when the pointers are 16-byte aligned and V divides cols;
+//   * rows of at most 1024 elements: G lanes per row (G the smallest power of two that covers a
+//     row of at most 32 chunks, else a whole warp), the row in registers (each lane holds N
+//     chunks of V adjacent elements), 16-byte loads and stores when the pointers are 16-byte
+//     aligned and V divides cols;
 //   * longer rows whose values and mask bits fit in the shared memory of one block (about 55k
 //     float32 or 27k float64 on sm_90): a block per row, the row held in shared memory, the mask
 //     bits in shared memory words built with warp shuffles;
 //   * longer rows still: a block per row, an online max / sum pass (one read) and then a pass
 //     that reads again and writes; nothing of the row's size is stored anywhere.
-//   * softmax along an axis that is not the last (x as (outer, len, inner), inner >= 2): a
-//     thread per (outer, inner) column, consecutive threads on consecutive inner columns
-//     (coalesced), the column in registers for len <= 64, else an online max / sum pass followed
-//     by a pass that reads again and writes.
+//   * softmax along an axis that is not the last (x as (outer, len, inner), inner >= 2): for
+//     len <= 64 and at least 2^15 columns a thread per (outer, inner) column, consecutive threads
+//     on consecutive inner columns (coalesced), the column in registers (one read, one write);
+//     otherwise the axis split over a block of (TX columns) x (S slices), an online max / sum
+//     pass per slice merged in slice order, then a pass that reads again and writes.
 //
 // The max propagates NaN (a NaN allowed score makes m NaN and so the row NaN), e = exp(s - m)
 // with the full-precision expf / exp, y = e / sum with IEEE division (-prec-div=true); the sum's
@@ -32,6 +34,8 @@ constexpr unsigned kFullMask = 0xffffffffu;
 constexpr int kWarpRowMax = 1024;           // longest row of the warp-per-row kernel
 constexpr uint64_t kRowGridCap = 1u << 20;  // blocks of the row kernels (they stride)
 constexpr int kAxisRegisterMax = 64;        // longest axis column held in registers
+// Fewest columns for the register kernel along an axis (fewer would leave the device idle).
+constexpr uint64_t kAxisRegisterMinColumns = uint64_t{1} << 15;
 
 template <class T>
 struct Vec;
@@ -143,40 +147,66 @@ __device__ T block_sum(T v, T* scratch) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// A warp per row, the row in registers: cols <= 32 * N * V (N * V <= 32 bits of mask per lane).
+// G lanes per row (G a power of two <= 32: 32 / G rows per warp), the row in registers: lane l of
+// the group holds chunk k at element (G k + l) V, cols <= G N V, and N V <= 32 mask bits per
+// lane. Every lane of a warp runs the same trip count (the warp's first row decides), so the
+// group shuffles always see the whole warp; lanes past the last row only take part in them.
 
-template <class T, int V, int N>
+template <int G, class T>
+__device__ __forceinline__ T group_max(T v) {
+  for (int o = G / 2; o > 0; o >>= 1) v = nan_max(v, __shfl_xor_sync(kFullMask, v, o));
+  return v;
+}
+template <int G, class T>
+__device__ __forceinline__ T group_sum(T v) {
+  for (int o = G / 2; o > 0; o >>= 1) v += __shfl_xor_sync(kFullMask, v, o);
+  return v;
+}
+template <int G>
+__device__ __forceinline__ uint32_t group_or(uint32_t v) {
+  for (int o = G / 2; o > 0; o >>= 1) v |= __shfl_xor_sync(kFullMask, v, o);
+  return v;
+}
+
+template <class T, int V, int N, int G>
 __global__ void __launch_bounds__(kThreads)
     rows_warp_kernel(const T* __restrict__ scores, const T* __restrict__ mask, uint64_t rows,
                      uint64_t cols, T* __restrict__ out) {
   static_assert(N * V <= 32, "one mask bit per register element");
+  static_assert(G >= 1 && G <= 32 && (G & (G - 1)) == 0, "a power-of-two group");
+  constexpr uint64_t kRowsPerWarp = 32 / G;
   const int lane = threadIdx.x & 31;
+  const int gl = lane % G;  // lane within the row's group
   const uint64_t warps = blockDim.x >> 5;
-  for (uint64_t row = blockIdx.x * warps + (threadIdx.x >> 5); row < rows;
-       row += static_cast<uint64_t>(gridDim.x) * warps) {
-    const uint64_t base = row * cols;
+  const uint64_t warp = static_cast<uint64_t>(blockIdx.x) * warps + (threadIdx.x >> 5);
+  const uint64_t warp_stride = static_cast<uint64_t>(gridDim.x) * warps;
+  for (uint64_t first = warp * kRowsPerWarp; first < rows; first += warp_stride * kRowsPerWarp) {
+    const uint64_t row = first + static_cast<uint64_t>(lane / G);
+    const bool live = row < rows;
+    const uint64_t base = live ? row * cols : 0;
     T v[N][V];
     uint32_t allowed = 0;
     T m = neg_inf<T>();
 #pragma unroll
     for (int k = 0; k < N; ++k) {
-      const uint64_t c = (static_cast<uint64_t>(k) * 32 + lane) * V;
-      if (c < cols) {  // V divides cols, so the whole chunk is in the row
+      const uint64_t c = (static_cast<uint64_t>(k) * G + gl) * V;
+#pragma unroll
+      for (int j = 0; j < V; ++j) v[k][j] = T(0);
+      if (live && c < cols) {  // V divides cols, so the whole chunk is in the row
         load_chunk<T, V>(scores + base + c, v[k]);
         T mk[V] = {};
         if (mask != nullptr) load_chunk<T, V>(mask + base + c, mk);
 #pragma unroll
         for (int j = 0; j < V; ++j) {
-          const bool a = mask == nullptr || mk[j] != T(0);
-          if (a) {
+          if (mask == nullptr || mk[j] != T(0)) {
             allowed |= 1u << (k * V + j);
             m = nan_max(m, v[k][j]);
           }
         }
       }
     }
-    const bool any = __any_sync(kFullMask, allowed != 0);
-    m = warp_max(m);
+    const bool any = group_or<G>(allowed) != 0;
+    m = group_max<G>(m);
     T sum = T(0);
 #pragma unroll
     for (int k = 0; k < N; ++k) {
@@ -188,11 +218,12 @@ __global__ void __launch_bounds__(kThreads)
         }
       }
     }
-    if (any) sum = warp_sum(sum);
+    sum = group_sum<G>(sum);
+    if (!any) sum = T(1);  // no allowed entry: every output is +0 and nothing divides
 #pragma unroll
     for (int k = 0; k < N; ++k) {
-      const uint64_t c = (static_cast<uint64_t>(k) * 32 + lane) * V;
-      if (c < cols) {
+      const uint64_t c = (static_cast<uint64_t>(k) * G + gl) * V;
+      if (live && c < cols) {
         T y[V];
 #pragma unroll
         for (int j = 0; j < V; ++j) {
@@ -238,7 +269,9 @@ __global__ void __launch_bounds__(1024)
     const uint64_t base = row * cols;
     T m = neg_inf<T>();
     bool mine = false;
-    // Block-uniform trip count, so the whole warp takes part in every shuffle.
+    // Block-uniform trip count, so the whole warp takes part in every shuffle; unrolled so that
+    // each thread has several loads in flight.
+#pragma unroll 4
     for (uint64_t c = static_cast<uint64_t>(threadIdx.x) * V; c < padded; c += step) {
       uint32_t word = 0;
       if (c < cols) {
@@ -428,48 +461,82 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
+// Softmax along a middle axis with the axis split over the block: blockDim = (TX, S), TX
+// consecutive inner columns of one outer index per block tile, S slices of the axis per column
+// (slice t takes k = t, t + S, ...). Each thread folds its slice online, the S partials of a column
+// merge in slice order through shared memory (a fixed order: the same bits on every run), then
+// each thread writes its slice. A warp reads 32 / TX slices of TX adjacent columns: contiguous
+// when TX = inner, 128-byte lines otherwise.
+
 template <class T>
 __global__ void __launch_bounds__(kThreads)
-    axis_online_kernel(const T* __restrict__ x, uint64_t columns, uint64_t len, uint64_t inner,
-                       T* __restrict__ out) {
-  for (uint64_t idx = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x; idx < columns;
-       idx += static_cast<uint64_t>(gridDim.x) * blockDim.x) {
-    const uint64_t o = idx / inner;
-    const uint64_t base = o * len * inner + (idx - o * inner);
+    axis_split_kernel(const T* __restrict__ x, uint64_t outer, uint64_t len, uint64_t inner,
+                      T* __restrict__ out) {
+  __shared__ T part_m[kThreads];
+  __shared__ T part_s[kThreads];
+  const uint32_t tx = threadIdx.x, ty = threadIdx.y, tx_count = blockDim.x, slices = blockDim.y;
+  const uint64_t tiles_per_outer = (inner + tx_count - 1) / tx_count;
+  const uint64_t tiles = outer * tiles_per_outer;
+  for (uint64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+    const uint64_t o = tile / tiles_per_outer;
+    const uint64_t i = (tile - o * tiles_per_outer) * tx_count + tx;
+    const bool live = i < inner;
+    const uint64_t base = o * len * inner + (live ? i : 0);
     Online<T> acc{neg_inf<T>(), T(0)};
-    for (uint64_t k = 0; k < len; ++k) online_add(acc, x[base + k * inner]);
-    const T m = acc.m;
-    const T sum = online_sum(acc);
-    for (uint64_t k = 0; k < len; ++k)
-      out[base + k * inner] = exp_of(x[base + k * inner] - m) / sum;
+    if (live) {
+#pragma unroll 4
+      for (uint64_t k = ty; k < len; k += slices) online_add(acc, x[base + k * inner]);
+    }
+    part_m[ty * tx_count + tx] = acc.m;
+    part_s[ty * tx_count + tx] = acc.s;
+    __syncthreads();
+    Online<T> all{neg_inf<T>(), T(0)};
+    for (uint32_t t = 0; t < slices; ++t) {
+      all = online_merge(all, Online<T>{part_m[t * tx_count + tx], part_s[t * tx_count + tx]});
+    }
+    const T m = all.m;
+    const T sum = online_sum(all);
+    if (live) {
+#pragma unroll 4
+      for (uint64_t k = ty; k < len; k += slices) {
+        out[base + k * inner] = exp_of(x[base + k * inner] - m) / sum;
+      }
+    }
+    __syncthreads();  // the partials are read before the next tile rewrites them
   }
 }
 
 // ---------------------------------------------------------------------------------------------
 // Launch selection.
 
-template <class T, int V, int N>
+template <class T, int V, int N, int G>
 void launch_warp(const T* s, const T* mk, uint64_t rows, uint64_t cols, T* out,
                  cudaStream_t stream) {
-  constexpr uint64_t kRowsPerBlock = kThreads / 32;
-  rows_warp_kernel<T, V, N>
+  constexpr uint64_t kRowsPerBlock = kThreads / G;
+  rows_warp_kernel<T, V, N, G>
       <<<grid_for(rows, kRowsPerBlock, kRowGridCap), kThreads, 0, stream>>>(s, mk, rows, cols, out);
 }
 
-// N = the smallest power of two with 32 N V >= cols (cols <= 1024).
+// Rows of at most 32 V elements: G = the smallest power of two with G V >= cols, one chunk per
+// lane. Longer rows (<= 1024): a whole warp, N = the smallest power of two with 32 N V >= cols.
 template <class T, int V>
 void dispatch_warp(const T* s, const T* mk, uint64_t rows, uint64_t cols, T* out,
                    cudaStream_t stream) {
-  const uint64_t chunks = (cols + 32 * V - 1) / (32 * V);
-  if (chunks <= 1) return launch_warp<T, V, 1>(s, mk, rows, cols, out, stream);
-  if (chunks <= 2) return launch_warp<T, V, 2>(s, mk, rows, cols, out, stream);
-  if (chunks <= 4) return launch_warp<T, V, 4>(s, mk, rows, cols, out, stream);
-  if (chunks <= 8) return launch_warp<T, V, 8>(s, mk, rows, cols, out, stream);
+  const uint64_t chunks = (cols + V - 1) / V;
+  if (chunks <= 1) return launch_warp<T, V, 1, 1>(s, mk, rows, cols, out, stream);
+  if (chunks <= 2) return launch_warp<T, V, 1, 2>(s, mk, rows, cols, out, stream);
+  if (chunks <= 4) return launch_warp<T, V, 1, 4>(s, mk, rows, cols, out, stream);
+  if (chunks <= 8) return launch_warp<T, V, 1, 8>(s, mk, rows, cols, out, stream);
+  if (chunks <= 16) return launch_warp<T, V, 1, 16>(s, mk, rows, cols, out, stream);
+  if (chunks <= 32) return launch_warp<T, V, 1, 32>(s, mk, rows, cols, out, stream);
+  if (chunks <= 64) return launch_warp<T, V, 2, 32>(s, mk, rows, cols, out, stream);
+  if (chunks <= 128) return launch_warp<T, V, 4, 32>(s, mk, rows, cols, out, stream);
+  if (chunks <= 256) return launch_warp<T, V, 8, 32>(s, mk, rows, cols, out, stream);
   if constexpr (V <= 2) {
-    if (chunks <= 16) return launch_warp<T, V, 16>(s, mk, rows, cols, out, stream);
+    if (chunks <= 512) return launch_warp<T, V, 16, 32>(s, mk, rows, cols, out, stream);
   }
   if constexpr (V == 1) {
-    launch_warp<T, V, 32>(s, mk, rows, cols, out, stream);
+    launch_warp<T, V, 32, 32>(s, mk, rows, cols, out, stream);
   }
 }
 
@@ -531,16 +598,25 @@ void softmax_axis_cuda(const T* x, uint64_t outer, uint64_t len, uint64_t inner,
   const char* op = "softmax";
   const uint64_t columns = outer * inner;
   if (columns == 0 || len == 0) return;
-  const dim3 grid = grid_for(columns, kThreads);
-  if (len <= 8) {
-    axis_register_kernel<T, 8><<<grid, kThreads, 0, stream>>>(x, columns, len, inner, out);
-  } else if (len <= 32) {
-    axis_register_kernel<T, 32><<<grid, kThreads, 0, stream>>>(x, columns, len, inner, out);
-  } else if (len <= kAxisRegisterMax) {
-    axis_register_kernel<T, kAxisRegisterMax>
-        <<<grid, kThreads, 0, stream>>>(x, columns, len, inner, out);
+  // Short axes with many columns: a thread per column, the column in registers (one read, one
+  // write). Otherwise the axis split over the block (two reads, one write).
+  if (len <= kAxisRegisterMax && columns >= kAxisRegisterMinColumns) {
+    const dim3 grid = grid_for(columns, kThreads);
+    if (len <= 8) {
+      axis_register_kernel<T, 8><<<grid, kThreads, 0, stream>>>(x, columns, len, inner, out);
+    } else if (len <= 32) {
+      axis_register_kernel<T, 32><<<grid, kThreads, 0, stream>>>(x, columns, len, inner, out);
+    } else {
+      axis_register_kernel<T, kAxisRegisterMax>
+          <<<grid, kThreads, 0, stream>>>(x, columns, len, inner, out);
+    }
   } else {
-    axis_online_kernel<T><<<grid, kThreads, 0, stream>>>(x, columns, len, inner, out);
+    uint32_t tx = 1;
+    while (tx < 32 && tx < inner) tx <<= 1;
+    const dim3 block(tx, kThreads / tx);
+    const uint64_t tiles = outer * ((inner + tx - 1) / tx);
+    axis_split_kernel<T>
+        <<<grid_for(tiles, 1, kRowGridCap), block, 0, stream>>>(x, outer, len, inner, out);
   }
   check_launch(op);
 }
