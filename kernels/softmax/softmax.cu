@@ -278,9 +278,9 @@ __global__ void __launch_bounds__(1024)
         T v[V], mk[V] = {};
         load_chunk<T, V>(scores + base + c, v);
         if (mask != nullptr) load_chunk<T, V>(mask + base + c, mk);
+        store_chunk<T, V>(vals + c, v);  // one 16-byte shared store: no bank conflicts
 #pragma unroll
         for (int j = 0; j < V; ++j) {
-          vals[c + j] = v[j];
           if (mask == nullptr || mk[j] != T(0)) {
             word |= 1u << ((c + j) & 31);
             m = nan_max(m, v[j]);
@@ -306,22 +306,25 @@ __global__ void __launch_bounds__(1024)
     m = block_max(m, scratch);
     T sum = T(0);
     for (uint64_t c = static_cast<uint64_t>(threadIdx.x) * V; c < cols; c += step) {
+      T v[V];
+      load_chunk<T, V>(vals + c, v);
+      const uint32_t word = bits[c >> 5] >> (c & 31);  // a chunk never straddles a word
 #pragma unroll
       for (int j = 0; j < V; ++j) {
-        if ((bits[(c + j) >> 5] >> ((c + j) & 31)) & 1u) {
-          const T e = exp_of(vals[c + j] - m);
-          vals[c + j] = e;
-          sum += e;
+        if ((word >> j) & 1u) {
+          v[j] = exp_of(v[j] - m);
+          sum += v[j];
         }
       }
+      store_chunk<T, V>(vals + c, v);
     }
-    sum = block_sum(sum, scratch);
+    sum = block_sum(sum, scratch);  // a barrier: every e is in shared memory after it
     for (uint64_t c = static_cast<uint64_t>(threadIdx.x) * V; c < cols; c += step) {
-      T y[V];
+      T v[V], y[V];
+      load_chunk<T, V>(vals + c, v);
+      const uint32_t word = bits[c >> 5] >> (c & 31);
 #pragma unroll
-      for (int j = 0; j < V; ++j) {
-        y[j] = ((bits[(c + j) >> 5] >> ((c + j) & 31)) & 1u) ? vals[c + j] / sum : T(0);
-      }
+      for (int j = 0; j < V; ++j) y[j] = ((word >> j) & 1u) ? v[j] / sum : T(0);
       store_chunk<T, V>(out + base + c, y);
     }
     __syncthreads();  // this row's shared values are read before the next row overwrites them
