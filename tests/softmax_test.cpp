@@ -296,8 +296,9 @@ TYPED_TEST(SoftmaxTyped, RowsOfLengthOne) {
 // shared-memory kernel and the online two-pass kernel (past the shared memory of a block).
 TYPED_TEST(SoftmaxTyped, RowLengthsOfEveryPath) {
   using T = TypeParam;
-  const std::vector<uint32_t> lengths = {1,   2,    3,    31,   32,   33,    127,
-                                         128, 1000, 1024, 1025, 4097, 32768, 70001};
+  const std::vector<uint32_t> lengths = {1,    2,    3,    4,    8,     16,    31,
+                                         32,   33,   64,   127,  128,   256,   1000,
+                                         1024, 1025, 4096, 4097, 16384, 32768, 70001};
   uint32_t seed = 1;
   for (uint32_t cols : lengths) {
     const uint32_t rows = cols > 4096 ? 3 : 17;
@@ -335,7 +336,10 @@ TEST_F(Softmax, EmptyShapesGiveEmptyBuffers) {
 
 TYPED_TEST(SoftmaxTyped, SoftmaxIoEveryAxis) {
   using T = TypeParam;
-  const std::vector<Dims> shapes = {{2, 3, 4}, {5, 1, 7}, {3, 70, 9}, {1, 2, 600}, {130, 2, 2}};
+  // Every CUDA path: the axis split over a block (few columns or a long axis), the column in
+  // registers (len <= 8, 32, 64 with at least 2^15 columns), the row kernel for the last axis.
+  const std::vector<Dims> shapes = {{2, 3, 4},   {5, 1, 7},    {3, 70, 9},     {1, 2, 600},
+                                    {130, 2, 2}, {8, 5000, 8}, {20, 2, 20000}, {33, 40, 1024}};
   uint32_t seed = 100;
   for (const Dims& dims : shapes) {
     const uint64_t n = dims[0] * dims[1] * dims[2];

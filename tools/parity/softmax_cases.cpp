@@ -267,8 +267,11 @@ CaseList make_softmax_cases(const Options& options) {
     s.key = key++;
     recipes.push_back(s);
   }
-  const std::vector<Dims> shapes = {{64, 33, 17}, {7, 1000, 5}, {3, 5, 4097},
-                                    {100, 1, 70}, {2, 70, 300}, {1, 1, 1}};
+  // The axis split over a block, the column in registers (len <= 64 with >= 2^15 columns), the
+  // row kernel for the last axis.
+  const std::vector<Dims> shapes = {{64, 33, 17}, {7, 1000, 5},   {3, 5, 4097},
+                                    {100, 1, 70}, {2, 70, 300},   {1, 1, 1},
+                                    {8, 5000, 8}, {33, 40, 1024}, {20, 2, 20000}};
   for (const Dims& d : shapes) {
     for (uint64_t axis = 0; axis < d.size(); ++axis) {
       Recipe r;
