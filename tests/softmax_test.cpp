@@ -292,13 +292,14 @@ TYPED_TEST(SoftmaxTyped, RowsOfLengthOne) {
   EXPECT_TRUE(std::isnan(y[3]));
 }
 
-// Row lengths that take every CUDA path: the warp kernel (vector and scalar loads), the
-// shared-memory kernel and the online two-pass kernel (past the shared memory of a block).
+// Row lengths that take every CUDA path: lane groups and whole warps (vector and scalar loads),
+// the shared-memory kernel, the registers + shared-memory kernel and the online two-pass kernel
+// (past the shared memory of a block).
 TYPED_TEST(SoftmaxTyped, RowLengthsOfEveryPath) {
   using T = TypeParam;
-  const std::vector<uint32_t> lengths = {1,    2,    3,    4,    8,     16,    31,
-                                         32,   33,   64,   127,  128,   256,   1000,
-                                         1024, 1025, 4096, 4097, 16384, 32768, 70001};
+  const std::vector<uint32_t> lengths = {1,    2,     3,     4,     8,     16,    31,   32,   33,
+                                         64,   127,   128,   256,   1000,  1024,  1025, 4096, 4097,
+                                         8193, 16384, 16385, 20000, 32768, 40000, 70001};
   uint32_t seed = 1;
   for (uint32_t cols : lengths) {
     const uint32_t rows = cols > 4096 ? 3 : 17;

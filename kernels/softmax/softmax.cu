@@ -5,9 +5,11 @@
 //     row of at most 32 chunks, else a whole warp), the row in registers (each lane holds N
 //     chunks of V adjacent elements), 16-byte loads and stores when the pointers are 16-byte
 //     aligned and V divides cols;
-//   * longer rows whose values and mask bits fit in the shared memory of one block (about 55k
-//     float32 or 27k float64 on sm_90): a block per row, the row held in shared memory, the mask
-//     bits in shared memory words built with warp shuffles;
+//   * rows of up to 16k float32 (8k float64) elements: a block per row, the row held in shared
+//     memory, the mask bits in shared memory words built with warp shuffles;
+//   * longer rows whose rest fits in one block's shared memory (up to about 70k float32 or 36k
+//     float64 on sm_90): a block of 512 threads per row, 16k float32 (8k float64) elements in
+//     registers and the rest in shared memory, so that 32k float32 rows run two blocks per SM;
 //   * longer rows still: a block per row, an online max / sum pass (one read) and then a pass
 //     that reads again and writes; nothing of the row's size is stored anywhere.
 //   * softmax along an axis that is not the last (x as (outer, len, inner), inner >= 2): for
@@ -332,6 +334,131 @@ __global__ void __launch_bounds__(1024)
 }
 
 // ---------------------------------------------------------------------------------------------
+// A block of kHybridThreads per row, two blocks per SM, the row split between registers and
+// shared memory: each thread holds R chunks of V elements in registers (chunk r of thread t at
+// element (r * blockDim + t) V, the first R * blockDim * V elements of the row), and the rest of
+// the row sits in shared memory as in rows_smem_kernel (values, then mask bits), offset by the
+// register span. Rows of 16k to ~70k float32 (8k to ~36k float64) stay on chip with two blocks
+// per SM for the longer half of that range's start, so one block's loads overlap the other's
+// arithmetic.
+
+constexpr int kHybridThreads = 512;
+
+template <class T, int V, int R>
+__global__ void __launch_bounds__(kHybridThreads, 2)
+    rows_hybrid_kernel(const T* __restrict__ scores, const T* __restrict__ mask, uint64_t rows,
+                       uint64_t cols, T* __restrict__ out) {
+  static_assert(R * V <= 32, "one mask bit per register element");
+  extern __shared__ __align__(16) unsigned char smem[];
+  __shared__ T scratch[32];
+  constexpr int kGroup = 32 / V;  // lanes whose chunks share one mask word
+  const int lane = threadIdx.x & 31;
+  const uint64_t step = static_cast<uint64_t>(blockDim.x) * V;
+  const uint64_t span = step * R;  // elements held in registers
+  const uint64_t rest = cols > span ? cols - span : 0;
+  const uint64_t padded = (rest + step - 1) / step * step;
+  T* vals = reinterpret_cast<T*>(smem);
+  uint32_t* bits = reinterpret_cast<uint32_t*>(smem + (rest * sizeof(T) + 15) / 16 * 16);
+  const uint64_t first = static_cast<uint64_t>(threadIdx.x) * V;
+  for (uint64_t row = blockIdx.x; row < rows; row += gridDim.x) {
+    const uint64_t base = row * cols;
+    T v[R][V];
+    uint32_t reg_bits = 0;
+    T m = neg_inf<T>();
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+      const uint64_t c = static_cast<uint64_t>(r) * step + first;
+#pragma unroll
+      for (int j = 0; j < V; ++j) v[r][j] = T(0);
+      if (c < cols) {
+        T mk[V] = {};
+        load_chunk<T, V>(scores + base + c, v[r]);
+        if (mask != nullptr) load_chunk<T, V>(mask + base + c, mk);
+#pragma unroll
+        for (int j = 0; j < V; ++j) {
+          if (mask == nullptr || mk[j] != T(0)) {
+            reg_bits |= 1u << (r * V + j);
+            m = nan_max(m, v[r][j]);
+          }
+        }
+      }
+    }
+    bool mine = reg_bits != 0;
+    // Block-uniform trip count, so the whole warp takes part in every shuffle.
+#pragma unroll 4
+    for (uint64_t c = first; c < padded; c += step) {
+      uint32_t word = 0;
+      if (c < rest) {
+        T w[V], mk[V] = {};
+        load_chunk<T, V>(scores + base + span + c, w);
+        if (mask != nullptr) load_chunk<T, V>(mask + base + span + c, mk);
+        store_chunk<T, V>(vals + c, w);
+#pragma unroll
+        for (int j = 0; j < V; ++j) {
+          if (mask == nullptr || mk[j] != T(0)) {
+            word |= 1u << ((c + j) & 31);
+            m = nan_max(m, w[j]);
+          }
+        }
+      }
+#pragma unroll
+      for (int o = 1; o < kGroup; o <<= 1) word |= __shfl_xor_sync(kFullMask, word, o);
+      if (lane % kGroup == 0) bits[c >> 5] = word;
+      mine = mine || word != 0;
+    }
+    const bool any = __syncthreads_or(mine) != 0;  // also orders the shared stores above
+    T sum = T(1);                                  // no allowed entry: nothing divides
+    if (any) {
+      m = block_max(m, scratch);
+      sum = T(0);
+#pragma unroll
+      for (int r = 0; r < R; ++r) {
+#pragma unroll
+        for (int j = 0; j < V; ++j) {
+          if ((reg_bits >> (r * V + j)) & 1u) {
+            v[r][j] = exp_of(v[r][j] - m);
+            sum += v[r][j];
+          }
+        }
+      }
+      for (uint64_t c = first; c < rest; c += step) {
+        T w[V];
+        load_chunk<T, V>(vals + c, w);
+        const uint32_t word = bits[c >> 5] >> (c & 31);  // a chunk never straddles a word
+#pragma unroll
+        for (int j = 0; j < V; ++j) {
+          if ((word >> j) & 1u) {
+            w[j] = exp_of(w[j] - m);
+            sum += w[j];
+          }
+        }
+        store_chunk<T, V>(vals + c, w);
+      }
+      sum = block_sum(sum, scratch);
+    }
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+      const uint64_t c = static_cast<uint64_t>(r) * step + first;
+      if (c < cols) {
+        T y[V];
+#pragma unroll
+        for (int j = 0; j < V; ++j) y[j] = ((reg_bits >> (r * V + j)) & 1u) ? v[r][j] / sum : T(0);
+        store_chunk<T, V>(out + base + c, y);
+      }
+    }
+    for (uint64_t c = first; c < rest; c += step) {
+      T w[V], y[V];
+      load_chunk<T, V>(vals + c, w);
+      const uint32_t word = any ? bits[c >> 5] >> (c & 31) : 0u;
+#pragma unroll
+      for (int j = 0; j < V; ++j) y[j] = ((word >> j) & 1u) ? w[j] / sum : T(0);
+      store_chunk<T, V>(out + base + span + c, y);
+    }
+    __syncthreads();  // this row's shared values are read before the next row overwrites them
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
 // Online max / sum: (m, s) with s = sum over the values seen of exp(x - m), m NaN once a NaN was
 // seen. s = 0 exactly when no value other than -inf was seen. The result is only used with a
 // finite m (a non-finite final m makes the sum NaN: +inf gives inf - inf, all -inf gives
@@ -560,18 +687,35 @@ void dispatch_rows(const T* s, const T* mk, uint64_t rows, uint64_t cols, T* out
     dispatch_warp<T, V>(s, mk, rows, cols, out, stream);
     return;
   }
-  const int threads = cols <= 4096 ? 256 : cols <= 16384 ? 512 : 1024;
-  // Static shared memory of the smem kernel: the 32-entry scratch (plus slack).
-  const uint64_t dynamic = smem_bytes<T>(cols, threads, V);
   const uint64_t optin = smem_optin_bytes(op);
-  if (dynamic + 32 * sizeof(T) + 64 <= optin) {
-    check_cuda(
-        cudaFuncSetAttribute(rows_smem_kernel<T, V>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                             static_cast<int>(dynamic)),
-        op, "cudaFuncSetAttribute(max dynamic shared memory)");
-    rows_smem_kernel<T, V>
-        <<<grid_for(rows, 1, kRowGridCap), threads, dynamic, stream>>>(s, mk, rows, cols, out);
-    return;
+  // Register chunks per thread of the hybrid kernel: 32 float32 or 16 float64 values.
+  constexpr int kR = (sizeof(T) == 4 ? 32 : 16) / V;
+  const uint64_t span = static_cast<uint64_t>(kHybridThreads) * V * kR;
+  if (cols <= span) {
+    const int threads = cols <= 4096 ? 256 : cols <= 8192 ? 512 : 1024;
+    // The static shared memory (the 32-entry scratch) and some slack come on top.
+    const uint64_t dynamic = smem_bytes<T>(cols, threads, V);
+    if (dynamic + 32 * sizeof(T) + 64 <= optin) {
+      check_cuda(
+          cudaFuncSetAttribute(rows_smem_kernel<T, V>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                               static_cast<int>(dynamic)),
+          op, "cudaFuncSetAttribute(max dynamic shared memory)");
+      rows_smem_kernel<T, V>
+          <<<grid_for(rows, 1, kRowGridCap), threads, dynamic, stream>>>(s, mk, rows, cols, out);
+      return;
+    }
+  } else {
+    const uint64_t dynamic = smem_bytes<T>(cols - span, kHybridThreads, V);
+    if (dynamic + 32 * sizeof(T) + 64 <= optin) {
+      check_cuda(cudaFuncSetAttribute(rows_hybrid_kernel<T, V, kR>,
+                                      cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                      static_cast<int>(dynamic)),
+                 op, "cudaFuncSetAttribute(max dynamic shared memory)");
+      rows_hybrid_kernel<T, V, kR>
+          <<<grid_for(rows, 1, kRowGridCap), kHybridThreads, dynamic, stream>>>(s, mk, rows, cols,
+                                                                                out);
+      return;
+    }
   }
   rows_online_kernel<T, V>
       <<<grid_for(rows, 1, kRowGridCap), 1024, 0, stream>>>(s, mk, rows, cols, out);
