@@ -253,3 +253,11 @@ PURE_OBJ(torchlean_cuda_buffer_gather_at,
          (b_lean_obj_arg table, uint32_t size, b_lean_obj_arg positions, uint32_t count))
 PURE_OBJ(torchlean_cuda_buffer_scatter_add_at,
          (uint32_t size, b_lean_obj_arg positions, b_lean_obj_arg values, uint32_t count))
+
+/* Layer normalization (SPEC-ops 9). */
+PURE_OBJ(torchlean_cuda_buffer_layer_norm_fwd,
+         (b_lean_obj_arg x, b_lean_obj_arg gamma, b_lean_obj_arg beta, uint32_t rows, uint32_t cols,
+          double invCols, double epsilon))
+PURE_OBJ(torchlean_cuda_buffer_layer_norm_bwd,
+         (b_lean_obj_arg dout, b_lean_obj_arg normalized, b_lean_obj_arg invStd,
+          b_lean_obj_arg gamma, uint32_t rows, uint32_t cols, double colsScale, double invCols))

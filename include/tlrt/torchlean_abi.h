@@ -246,6 +246,16 @@ TLRT_EXPORT lean_obj_res torchlean_cuda_buffer_scatter_add_at(uint32_t size,
                                                               b_lean_obj_arg values,
                                                               uint32_t count);
 
+/* ---- numerical operations: layer normalization (SPEC-ops 9) */
+TLRT_EXPORT lean_obj_res torchlean_cuda_buffer_layer_norm_fwd(b_lean_obj_arg x,
+                                                              b_lean_obj_arg gamma,
+                                                              b_lean_obj_arg beta, uint32_t rows,
+                                                              uint32_t cols, double invCols,
+                                                              double epsilon);
+TLRT_EXPORT lean_obj_res torchlean_cuda_buffer_layer_norm_bwd(
+    b_lean_obj_arg dout, b_lean_obj_arg normalized, b_lean_obj_arg invStd, b_lean_obj_arg gamma,
+    uint32_t rows, uint32_t cols, double colsScale, double invCols);
+
 #ifdef __cplusplus
 }
 #endif
