@@ -1,15 +1,16 @@
 // Layer normalization, CUDA backend, on contiguous float / double device buffers.
 //
 // Forward: a group of WPR warps owns a row (one row per group, WARPS / WPR rows per block, the
-// grid striding over the rows). Each thread loads its PT columns of the row once into registers
-// (columns t, t + 32 WPR, ...: every warp load is contiguous); the two statistics are binary64
-// sums of the widened values (per thread in column order, then a shuffle butterfly and, across
-// the group's warps, shared memory in warp order), so the second pass over the centered values and
-// the writes of y and xhat read the registers, not memory: one read of x, one write of y and
-// xhat, one of invStd per row. mu and var are true binary64 divisions by cols, sd an IEEE binary64
-// sqrt, xhat = fl_T(c / sd) an IEEE binary64 division rounded to T, y = __fmul_rn then __fadd_rn
-// (no contraction). Rows wider than the largest register layout (cols > 8192) take a path with one
-// row per block that reads the row three times (the re-reads mostly hit L2).
+// grid striding over the rows; one warp per row up to 512 columns). Each thread loads its PT
+// columns of the row once into registers (columns t, t + 32 WPR, ...: every warp load is
+// contiguous); the two statistics are binary64 sums of the widened values (per thread in column
+// order, then a shuffle butterfly and, across the group's warps, shared memory in warp order), so
+// the second pass over the centered values and the writes of y and xhat read the registers, not
+// memory: one read of x, one write of y and xhat, one of invStd per row. mu and var are true
+// binary64 divisions by cols, sd an IEEE binary64 sqrt, xhat = fl_T(c / sd) an IEEE binary64
+// division rounded to T, y = __fmul_rn then __fadd_rn (no contraction). Rows wider than the largest
+// register layout (cols > 8192) take a path with one row per block that reads the row three times
+// (the re-reads mostly hit L2).
 //
 // Backward: the same row groups. Each thread keeps its columns of dy and xhat in registers,
 // q = fl(dy * gamma) and fl(q * xhat) are summed in binary64 (s1, s2: any order, rounded to T
@@ -366,11 +367,39 @@ __global__ void __launch_bounds__(kThreads)
 }
 
 // ---------------------------------------------------------------------------------------------
-// Layout choice: threads per row and columns per thread from cols (the same table both ways).
+// Layout choice: columns per thread (PT), warps per row (WPR) and warps per block (WARPS) from
+// cols. The forward holds only its row (PT values of T per thread): up to 512 columns one warp
+// owns a row, so the statistics need shuffles only and no block barrier, with up to 16 loads in
+// flight per thread. The backward also keeps 2 PT binary64 column accumulators per thread, so it
+// holds at most 8 columns per thread and spreads wider rows over more warps.
 
 template <class Launch>
-void with_layout(uint64_t cols, Launch&& launch) {
-  // PT columns per thread, WPR warps per row, WARPS warps per block.
+void with_forward_layout(uint64_t cols, Launch&& launch) {
+  if (cols <= 32) {
+    launch.template run<1, 1, 8>();
+  } else if (cols <= 64) {
+    launch.template run<2, 1, 8>();
+  } else if (cols <= 128) {
+    launch.template run<4, 1, 8>();
+  } else if (cols <= 256) {
+    launch.template run<8, 1, 8>();
+  } else if (cols <= 512) {
+    launch.template run<16, 1, 8>();
+  } else if (cols <= 1024) {
+    // One warp per row would hold 32 values per thread at about 126 registers (two blocks per
+    // SM); four warps per row keep 8 at about 48 (five blocks per SM).
+    launch.template run<8, 4, 8>();
+  } else if (cols <= 2048) {
+    launch.template run<8, 8, 8>();
+  } else if (cols <= 4096) {
+    launch.template run<16, 8, 8>();
+  } else {
+    launch.template run<16, 16, 16>();
+  }
+}
+
+template <class Launch>
+void with_backward_layout(uint64_t cols, Launch&& launch) {
   if (cols <= 32) {
     launch.template run<1, 1, 8>();
   } else if (cols <= 64) {
@@ -445,7 +474,8 @@ void layer_norm_fwd_cuda(const T* x, const T* gamma, const T* beta, LayerNormSha
   const char* op = "layer_norm_fwd";
   if (s.rows == 0 || s.cols == 0) return;
   if (s.cols <= kMaxRegisterCols) {
-    with_layout(s.cols, ForwardLaunch<T>{x, gamma, beta, s, epsilon, y, xhat, inv_std, stream});
+    with_forward_layout(s.cols,
+                        ForwardLaunch<T>{x, gamma, beta, s, epsilon, y, xhat, inv_std, stream});
   } else {
     layer_norm_fwd_wide<T><<<grid_for(s.rows, 1), kWideThreads, 0, stream>>>(
         x, gamma, beta, s.rows, static_cast<uint32_t>(s.cols), epsilon, y, xhat, inv_std);
@@ -473,8 +503,9 @@ void layer_norm_bwd_cuda(const T* dy, const T* xhat, const T* inv_std, const T* 
   auto* partial = static_cast<double*>(workspace);
   const auto cols = static_cast<uint32_t>(s.cols);
   if (s.cols <= kMaxRegisterCols) {
-    with_layout(s.cols, BackwardLaunch<T>{dy, xhat, inv_std, gamma, s, used, rows_per_block,
-                                          cols_scale, inv_cols, dx, partial, stream});
+    with_backward_layout(
+        s.cols, BackwardLaunch<T>{dy, xhat, inv_std, gamma, s, used, rows_per_block, cols_scale,
+                                  inv_cols, dx, partial, stream});
   } else {
     layer_norm_bwd_wide<T><<<static_cast<unsigned>(used), kWideThreads, 0, stream>>>(
         dy, xhat, inv_std, gamma, s.rows, cols, rows_per_block, cols_scale, inv_cols, dx, partial);
