@@ -216,6 +216,19 @@ TEST_F(LayerNorm, EpsilonIsNotRoundedToFloat32) {
   EXPECT_EQ(words(r.b), words<float>({static_cast<float>(-1.0 / sd), static_cast<float>(1 / sd)}));
 }
 
+TEST_F(LayerNorm, Float32XhatIsRoundedFromBinary64) {
+  // x = [-1, 1]: mu = 0, var = 1, and with this epsilon sd = sqrt(1 + eps) = s exactly, where
+  // 1 / s rounds in binary64 to M = 9447364.5 * 2^-24, a float32 midpoint. Rounded from binary64
+  // (the contract's double rounding) M ties to the even 9447364 * 2^-24; a single rounding of the
+  // exact quotient 1 / s would give 9447365 * 2^-24.
+  const double eps = 0x1.13abfb812108bp+1;
+  Three<float> r = forward<float>({-1, 1}, {1, 1}, {0, 0}, 1, 2, eps);
+  const float even = std::ldexp(9447364.0f, -24);
+  EXPECT_EQ(words(r.b), words<float>({-even, even}));
+  EXPECT_EQ(words(r.c), words<float>({even}));
+  EXPECT_EQ(words(r.a), words<float>({-even, even}));
+}
+
 TYPED_TEST(LayerNormTyped, ConstantRowsGiveZeroXhat) {
   using T = TypeParam;
   const double eps = 1e-5;
