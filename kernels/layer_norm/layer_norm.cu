@@ -16,11 +16,12 @@
 // q = fl(dy * gamma) and fl(q * xhat) are summed in binary64 (s1, s2: any order, rounded to T
 // once), dx is written with the contract's five roundings, and each thread accumulates, in
 // binary64, its columns' fl(dy * xhat) and dy over the rows it handles in increasing row order.
-// Each block owns a fixed range of rows: layer_norm_bwd_blocks(rows) blocks of
-// ceil(rows / blocks) rows, a function of (rows, cols) only (never of the SM count or the
+// Each block owns a fixed range of rows: backward_blocks(rows) = min(1024, ceil(rows / 16))
+// blocks of ceil(rows / blocks) rows, a function of (rows, cols) only (never of the SM count or the
 // timing). The row groups of a block then combine their column partials in group order in shared
-// memory and the block stores them in the workspace; a second kernel folds each column's
-// partials in increasing block order and rounds once to T. So d_gamma and d_beta are
+// memory and the block stores them in the workspace; two small kernels fold each column's
+// partials in a fixed order (groups of 32 consecutive blocks in increasing block order, then the
+// group sums in increasing group order) and round once to T. So d_gamma and d_beta are
 // bit-reproducible run to run, and tolerance-equal (not bit-equal) to the reference. The wide path
 // (cols > 8192) keeps the block's column partials in the workspace itself (read-modify-write by
 // the one thread that owns the column, rows in increasing order).
@@ -348,7 +349,34 @@ __global__ void __launch_bounds__(kWideThreads)
   }
 }
 
-// d_gamma[c] and d_beta[c]: the blocks' partials of column c in increasing block order.
+// The fold of the blocks' partials, in a fixed order that depends on the block count only:
+// blocks in groups of kFoldGroup consecutive blocks, each group summed in increasing block order
+// (layer_norm_bwd_fold_groups, one thread per group and output, the sum stored over the group's
+// first partial), then the group sums in increasing group order, rounded once to T
+// (layer_norm_bwd_fold). Two short chains instead of one of up to 1024 additions keep every SM
+// busy loading partials.
+constexpr uint64_t kFoldGroup = 32;
+
+// partial: per block, n = 2 cols outputs (the d_gamma partials, then the d_beta partials).
+__global__ void __launch_bounds__(kThreads)
+    layer_norm_bwd_fold_groups(double* partial, uint64_t blocks, uint64_t n) {
+  const uint64_t groups = (blocks + kFoldGroup - 1) / kFoldGroup;
+  const uint64_t total = groups * n;
+  for (uint64_t k = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x; k < total;
+       k += static_cast<uint64_t>(gridDim.x) * blockDim.x) {
+    const uint64_t g = k / n;
+    const uint64_t i = k - g * n;
+    const uint64_t first = g * kFoldGroup;
+    const uint64_t last = blocks - first < kFoldGroup ? blocks : first + kFoldGroup;
+    double acc = 0.0;
+#pragma unroll 8
+    for (uint64_t b = first; b < last; ++b) acc = __dadd_rn(acc, partial[b * n + i]);
+    // Only this thread reads or writes output i of this group.
+    partial[first * n + i] = acc;
+  }
+}
+
+// d_gamma[c] and d_beta[c]: the group sums of column c in increasing group order.
 template <class T>
 __global__ void __launch_bounds__(kThreads)
     layer_norm_bwd_fold(const double* __restrict__ partial, uint64_t blocks, uint32_t cols,
@@ -361,9 +389,10 @@ __global__ void __launch_bounds__(kThreads)
     const double* p = partial + which * cols + c;
     double acc = 0.0;
 #pragma unroll 8
-    for (uint64_t b = 0; b < blocks; ++b) acc = __dadd_rn(acc, p[b * n]);
+    for (uint64_t b = 0; b < blocks; b += kFoldGroup) acc = __dadd_rn(acc, p[b * n]);
     (which == 0 ? d_gamma : d_beta)[c] = narrow<T>(acc);
   }
+}
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -510,6 +539,10 @@ void layer_norm_bwd_cuda(const T* dy, const T* xhat, const T* inv_std, const T* 
     layer_norm_bwd_wide<T><<<static_cast<unsigned>(used), kWideThreads, 0, stream>>>(
         dy, xhat, inv_std, gamma, s.rows, cols, rows_per_block, cols_scale, inv_cols, dx, partial);
   }
+  check_launch(op);
+  const uint64_t groups = (used + kFoldGroup - 1) / kFoldGroup;
+  layer_norm_bwd_fold_groups<<<grid_for(groups * 2 * s.cols, kThreads), kThreads, 0, stream>>>(
+      partial, used, 2 * s.cols);
   check_launch(op);
   layer_norm_bwd_fold<T><<<grid_for(2 * s.cols, kThreads), kThreads, 0, stream>>>(
       partial, used, cols, d_gamma, d_beta);
