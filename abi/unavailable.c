@@ -257,3 +257,10 @@ PURE_OBJ(torchlean_cuda_buffer_scatter_add_at,
 PURE_OBJ(torchlean_cuda_buffer_hard_masked_softmax_by_row,
          (b_lean_obj_arg scores, b_lean_obj_arg mask, uint32_t rows, uint32_t cols))
 IO_OBJ(torchlean_cuda_buffer_softmax_io, (b_lean_obj_arg input, b_lean_obj_arg dims, uint32_t axis))
+/* Layer normalization (SPEC-ops 9). */
+PURE_OBJ(torchlean_cuda_buffer_layer_norm_fwd,
+         (b_lean_obj_arg x, b_lean_obj_arg gamma, b_lean_obj_arg beta, uint32_t rows, uint32_t cols,
+          double invCols, double epsilon))
+PURE_OBJ(torchlean_cuda_buffer_layer_norm_bwd,
+         (b_lean_obj_arg dout, b_lean_obj_arg normalized, b_lean_obj_arg invStd,
+          b_lean_obj_arg gamma, uint32_t rows, uint32_t cols, double colsScale, double invCols))

@@ -253,6 +253,15 @@ TLRT_EXPORT lean_obj_res torchlean_cuda_buffer_hard_masked_softmax_by_row(b_lean
                                                                           uint32_t cols);
 TLRT_EXPORT lean_obj_res torchlean_cuda_buffer_softmax_io(b_lean_obj_arg input, b_lean_obj_arg dims,
                                                           uint32_t axis);
+/* ---- numerical operations: layer normalization (SPEC-ops 9) */
+TLRT_EXPORT lean_obj_res torchlean_cuda_buffer_layer_norm_fwd(b_lean_obj_arg x,
+                                                              b_lean_obj_arg gamma,
+                                                              b_lean_obj_arg beta, uint32_t rows,
+                                                              uint32_t cols, double invCols,
+                                                              double epsilon);
+TLRT_EXPORT lean_obj_res torchlean_cuda_buffer_layer_norm_bwd(
+    b_lean_obj_arg dout, b_lean_obj_arg normalized, b_lean_obj_arg invStd, b_lean_obj_arg gamma,
+    uint32_t rows, uint32_t cols, double colsScale, double invCols);
 
 #ifdef __cplusplus
 }

@@ -212,6 +212,23 @@ void judge_sized_op(const CallPlan& plan, const RuleContext& c, Verdict& v, Judg
     return result(dims->product, dt, 1);
   }
   // ---- end softmax
+  // ---- layer normalization (SPEC-ops 9) -------------------------------------------------------
+  // Triples of unequal sizes ((rows*cols, rows*cols, rows) forward, (rows*cols, cols, cols)
+  // backward): check_result_shape, which holds every result to one size, stays off.
+  if (op == "layer_norm_fwd" || op == "layer_norm_bwd") {
+    const uint64_t rows = u32("rows"), cols = u32("cols");
+    if (rows == 0 || cols == 0) return v.failure("dimensions must be positive");
+    const bool fwd = op == "layer_norm_fwd";
+    const bool sizes_ok =
+        fwd ? size_is("x", rows * cols) && size_is("gamma", cols) && size_is("beta", cols)
+            : size_is("dout", rows * cols) && size_is("normalized", rows * cols) &&
+                  size_is("invStd", rows) && size_is("gamma", cols);
+    if (!sizes_ok) return v.failure("sizes disagree with rows, cols");
+    const uint64_t elements = fwd ? 2 * rows * cols + rows : rows * cols + 2 * cols;
+    // Factor 2: the backward's column partials on the CUDA backend.
+    return v.success_within(saturating_mul(elements * dtype_width(dt), 2), c);
+  }
+  // ---- end of layer normalization -------------------------------------------------------------
   if (op == "dgemm_cuda") {
     const uint64_t m = u32("m"), n = u32("n"), p = u32("p");
     const PlannedArg* a = arg("A");

@@ -201,6 +201,7 @@ RuleKind rule_of(const SymbolSpec& spec) {
   if (group == "reduction-whole") return RuleKind::whole_reduction;
   if (group == "matmul" || group == "reduction-axis" || group == "shape" ||
       starts_with(group, "indexing") || group == "softmax") {
+      starts_with(group, "indexing") || group == "normalization") {
     return RuleKind::sized_op;
   }
   return RuleKind::generic;

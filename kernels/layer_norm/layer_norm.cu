@@ -1,0 +1,564 @@
+// Layer normalization, CUDA backend, on contiguous float / double device buffers.
+//
+// Forward: a group of WPR warps owns a row (one row per group, WARPS / WPR rows per block, the
+// grid striding over the rows; one warp per row up to 512 columns). Each thread loads its PT
+// columns of the row once into registers (columns t, t + 32 WPR, ...: every warp load is
+// contiguous); the two statistics are binary64 sums of the widened values (per thread in column
+// order, then a shuffle butterfly and, across the group's warps, shared memory in warp order), so
+// the second pass over the centered values and the writes of y and xhat read the registers, not
+// memory: one read of x, one write of y and xhat, one of invStd per row. mu and var are true
+// binary64 divisions by cols, sd an IEEE binary64 sqrt, xhat = fl_T(c / sd) an IEEE binary64
+// division rounded to T, y = __fmul_rn then __fadd_rn (no contraction). Rows wider than the largest
+// register layout (cols > 8192) take a path with one row per block that reads the row three times
+// (the re-reads mostly hit L2).
+//
+// Backward: the same row groups. Each thread keeps its columns of dy and xhat in registers,
+// q = fl(dy * gamma) and fl(q * xhat) are summed in binary64 (s1, s2: any order, rounded to T
+// once), dx is written with the contract's five roundings, and each thread accumulates, in
+// binary64, its columns' fl(dy * xhat) and dy over the rows it handles in increasing row order.
+// Each block owns a fixed range of rows: backward_blocks(rows) = min(1024, ceil(rows / 16))
+// blocks of ceil(rows / blocks) rows, a function of (rows, cols) only (never of the SM count or the
+// timing). The row groups of a block then combine their column partials in group order in shared
+// memory and the block stores them in the workspace; two small kernels fold each column's
+// partials in a fixed order (groups of 32 consecutive blocks in increasing block order, then the
+// group sums in increasing group order) and round once to T. So d_gamma and d_beta are
+// bit-reproducible run to run, and tolerance-equal (not bit-equal) to the reference. The wide path
+// (cols > 8192) keeps the block's column partials in the workspace itself (read-modify-write by
+// the one thread that owns the column, rows in increasing order).
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "kernels/common/launch.cuh"
+#include "kernels/layer_norm/layer_norm.h"
+
+namespace tlrt::kernels {
+namespace {
+
+constexpr uint32_t kFullMask = 0xffffffffu;
+// Widest row held in registers; wider rows take the re-reading path.
+constexpr uint64_t kMaxRegisterCols = 8192;
+// Backward row partition: at most this many blocks, at least kMinBackwardRows rows per block.
+constexpr uint64_t kMaxBackwardBlocks = 1024;
+constexpr uint64_t kMinBackwardRows = 16;
+constexpr int kWideThreads = 256;
+
+TLRT_DEVICE_INLINE float mul_rn(float a, float b) {
+  return __fmul_rn(a, b);
+}
+TLRT_DEVICE_INLINE double mul_rn(double a, double b) {
+  return __dmul_rn(a, b);
+}
+TLRT_DEVICE_INLINE float add_rn(float a, float b) {
+  return __fadd_rn(a, b);
+}
+TLRT_DEVICE_INLINE double add_rn(double a, double b) {
+  return __dadd_rn(a, b);
+}
+TLRT_DEVICE_INLINE float sub_rn(float a, float b) {
+  return __fsub_rn(a, b);
+}
+TLRT_DEVICE_INLINE double sub_rn(double a, double b) {
+  return __dsub_rn(a, b);
+}
+template <class T>
+TLRT_DEVICE_INLINE T narrow(double v);
+template <>
+TLRT_DEVICE_INLINE float narrow<float>(double v) {
+  return __double2float_rn(v);
+}
+template <>
+TLRT_DEVICE_INLINE double narrow<double>(double v) {
+  return v;
+}
+
+// Butterfly sum over a warp: every lane ends with the same bits (each step adds the same two
+// values, in either order, on both lanes of a pair).
+TLRT_DEVICE_INLINE void warp_sum2(double& a, double& b) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) {
+    a = __dadd_rn(a, __shfl_xor_sync(kFullMask, a, o));
+    b = __dadd_rn(b, __shfl_xor_sync(kFullMask, b, o));
+  }
+}
+
+// Sums a and b over the WPR warps of the calling thread's row group; every thread of the group
+// gets the same bits. Called by every thread of the block (it synchronises when WPR > 1).
+// red: 2 * WARPS doubles of shared memory.
+template <int WPR, int WARPS>
+TLRT_DEVICE_INLINE void group_sum2(double& a, double& b, double* red) {
+  warp_sum2(a, b);
+  if constexpr (WPR > 1) {
+    const int warp = static_cast<int>(threadIdx.x >> 5);
+    if ((threadIdx.x & 31u) == 0) {
+      red[warp] = a;
+      red[WARPS + warp] = b;
+    }
+    __syncthreads();
+    const int first = warp - warp % WPR;
+    a = red[first];
+    b = red[WARPS + first];
+#pragma unroll
+    for (int k = 1; k < WPR; ++k) {
+      a = __dadd_rn(a, red[first + k]);
+      b = __dadd_rn(b, red[WARPS + first + k]);
+    }
+    __syncthreads();  // red is reused by the next call
+  }
+}
+
+// Sum over one block of WARPS warps (the wide paths: one row per block).
+template <int WARPS>
+TLRT_DEVICE_INLINE void block_sum2(double& a, double& b, double* red) {
+  group_sum2<WARPS, WARPS>(a, b, red);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Forward
+
+// The statistics of one row from the values its group's threads hold: mu and sd in binary64.
+template <int WPR, int WARPS, class Load>
+TLRT_DEVICE_INLINE void row_statistics(Load&& values, uint32_t cols, double epsilon, double* red,
+                                       double& mu, double& sd) {
+  double sum = 0.0, unused = 0.0;
+  values([&](double v) { sum = __dadd_rn(sum, v); });
+  group_sum2<WPR, WARPS>(sum, unused, red);
+  mu = sum / static_cast<double>(cols);
+  double squares = 0.0;
+  unused = 0.0;
+  values([&](double v) {
+    const double c = __dsub_rn(v, mu);
+    squares = __dadd_rn(squares, __dmul_rn(c, c));
+  });
+  group_sum2<WPR, WARPS>(squares, unused, red);
+  sd = sqrt(__dadd_rn(squares / static_cast<double>(cols), epsilon));
+}
+
+template <class T, int PT, int WPR, int WARPS>
+__global__ void __launch_bounds__(WARPS * 32)
+    layer_norm_fwd_rows(const T* __restrict__ x, const T* __restrict__ gamma,
+                        const T* __restrict__ beta, uint64_t rows, uint32_t cols, double epsilon,
+                        T* __restrict__ y, T* __restrict__ xhat, T* __restrict__ inv_std) {
+  constexpr int kGroupThreads = 32 * WPR;
+  constexpr int kRowsPerBlock = WARPS / WPR;
+  __shared__ double red[2 * WARPS];
+  const int g = static_cast<int>(threadIdx.x) / kGroupThreads;
+  const int t = static_cast<int>(threadIdx.x) % kGroupThreads;
+  for (uint64_t base = static_cast<uint64_t>(blockIdx.x) * kRowsPerBlock; base < rows;
+       base += static_cast<uint64_t>(gridDim.x) * kRowsPerBlock) {
+    const uint64_t r = base + static_cast<uint64_t>(g);
+    const bool active = r < rows;
+    const uint64_t offset = active ? r * cols : 0;
+    T v[PT];
+#pragma unroll
+    for (int k = 0; k < PT; ++k) {
+      const uint32_t j = static_cast<uint32_t>(t + k * kGroupThreads);
+      v[k] = (active && j < cols) ? x[offset + j] : T(0);
+    }
+    auto each = [&](auto&& f) {
+#pragma unroll
+      for (int k = 0; k < PT; ++k) {
+        const uint32_t j = static_cast<uint32_t>(t + k * kGroupThreads);
+        if (j < cols) f(static_cast<double>(v[k]));
+      }
+    };
+    double mu, sd;
+    row_statistics<WPR, WARPS>(each, cols, epsilon, red, mu, sd);
+    if (active) {
+      if (t == 0) inv_std[r] = narrow<T>(1.0 / sd);
+#pragma unroll
+      for (int k = 0; k < PT; ++k) {
+        const uint32_t j = static_cast<uint32_t>(t + k * kGroupThreads);
+        if (j < cols) {
+          const double c = __dsub_rn(static_cast<double>(v[k]), mu);
+          const T h = narrow<T>(c / sd);
+          xhat[offset + j] = h;
+          y[offset + j] = add_rn(mul_rn(h, gamma[j]), beta[j]);
+        }
+      }
+    }
+  }
+}
+
+// Rows wider than the register layouts: one row per block, the row read three times.
+template <class T>
+__global__ void __launch_bounds__(kWideThreads)
+    layer_norm_fwd_wide(const T* __restrict__ x, const T* __restrict__ gamma,
+                        const T* __restrict__ beta, uint64_t rows, uint32_t cols, double epsilon,
+                        T* __restrict__ y, T* __restrict__ xhat, T* __restrict__ inv_std) {
+  constexpr int kWarps = kWideThreads / 32;
+  __shared__ double red[2 * kWarps];
+  for (uint64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+    const uint64_t offset = r * cols;
+    auto each = [&](auto&& f) {
+      for (uint64_t j = threadIdx.x; j < cols; j += kWideThreads) {
+        f(static_cast<double>(x[offset + j]));
+      }
+    };
+    double mu, sd;
+    row_statistics<kWarps, kWarps>(each, cols, epsilon, red, mu, sd);
+    if (threadIdx.x == 0) inv_std[r] = narrow<T>(1.0 / sd);
+    for (uint64_t j = threadIdx.x; j < cols; j += kWideThreads) {
+      const double c = __dsub_rn(static_cast<double>(x[offset + j]), mu);
+      const T h = narrow<T>(c / sd);
+      xhat[offset + j] = h;
+      y[offset + j] = add_rn(mul_rn(h, gamma[j]), beta[j]);
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Backward
+
+// Blocks of the backward's row partition: a function of rows only.
+uint64_t backward_blocks(uint64_t rows) {
+  const uint64_t by_rows = (rows + kMinBackwardRows - 1) / kMinBackwardRows;
+  return by_rows < kMaxBackwardBlocks ? by_rows : kMaxBackwardBlocks;
+}
+
+// partial: per block, cols d_gamma partials then cols d_beta partials (binary64).
+template <class T, int PT, int WPR, int WARPS>
+__global__ void __launch_bounds__(WARPS * 32)
+    layer_norm_bwd_rows(const T* __restrict__ dy, const T* __restrict__ xhat,
+                        const T* __restrict__ inv_std, const T* __restrict__ gamma, uint64_t rows,
+                        uint32_t cols, uint64_t rows_per_block, T cols_scale, T inv_cols,
+                        T* __restrict__ dx, double* __restrict__ partial) {
+  constexpr int kGroupThreads = 32 * WPR;
+  constexpr int kRowsPerBlock = WARPS / WPR;
+  constexpr int kCombine = kRowsPerBlock > 1 ? PT * kGroupThreads : 1;
+  __shared__ double red[2 * WARPS];
+  __shared__ double combine[kCombine];
+  const int g = static_cast<int>(threadIdx.x) / kGroupThreads;
+  const int t = static_cast<int>(threadIdx.x) % kGroupThreads;
+  const uint64_t start = static_cast<uint64_t>(blockIdx.x) * rows_per_block;
+  const uint64_t end = rows - start < rows_per_block ? rows : start + rows_per_block;
+  double acc_g[PT], acc_b[PT];
+#pragma unroll
+  for (int k = 0; k < PT; ++k) {
+    acc_g[k] = 0.0;
+    acc_b[k] = 0.0;
+  }
+  for (uint64_t base = start; base < end; base += kRowsPerBlock) {
+    const uint64_t r = base + static_cast<uint64_t>(g);
+    const bool active = r < end;
+    const uint64_t offset = active ? r * cols : 0;
+    T d[PT], h[PT];
+#pragma unroll
+    for (int k = 0; k < PT; ++k) {
+      const uint32_t j = static_cast<uint32_t>(t + k * kGroupThreads);
+      const bool in = active && j < cols;
+      d[k] = in ? dy[offset + j] : T(0);
+      h[k] = in ? xhat[offset + j] : T(0);
+    }
+    double s1 = 0.0, s2 = 0.0;
+#pragma unroll
+    for (int k = 0; k < PT; ++k) {
+      const uint32_t j = static_cast<uint32_t>(t + k * kGroupThreads);
+      if (j < cols) {
+        const T q = mul_rn(d[k], gamma[j]);
+        s1 = __dadd_rn(s1, static_cast<double>(q));
+        s2 = __dadd_rn(s2, static_cast<double>(mul_rn(q, h[k])));
+      }
+    }
+    group_sum2<WPR, WARPS>(s1, s2, red);
+    if (active) {
+      const T sum1 = narrow<T>(s1);
+      const T sum2 = narrow<T>(s2);
+      const T is = inv_std[r];
+#pragma unroll
+      for (int k = 0; k < PT; ++k) {
+        const uint32_t j = static_cast<uint32_t>(t + k * kGroupThreads);
+        if (j < cols) {
+          const T q = mul_rn(d[k], gamma[j]);
+          const T u = sub_rn(sub_rn(mul_rn(q, cols_scale), sum1), mul_rn(h[k], sum2));
+          dx[offset + j] = mul_rn(mul_rn(u, is), inv_cols);
+          acc_g[k] = __dadd_rn(acc_g[k], static_cast<double>(mul_rn(d[k], h[k])));
+          acc_b[k] = __dadd_rn(acc_b[k], static_cast<double>(d[k]));
+        }
+      }
+    }
+  }
+  double* out_g = partial + static_cast<uint64_t>(blockIdx.x) * 2 * cols;
+  double* out_b = out_g + cols;
+  if constexpr (kRowsPerBlock == 1) {
+#pragma unroll
+    for (int k = 0; k < PT; ++k) {
+      const uint32_t j = static_cast<uint32_t>(t + k * kGroupThreads);
+      if (j < cols) {
+        out_g[j] = acc_g[k];
+        out_b[j] = acc_b[k];
+      }
+    }
+  } else {
+    // Groups in order: group 0's rows, then group 1's, ... (each group's own rows in order).
+    for (int which = 0; which < 2; ++which) {
+      for (int step = 0; step < kRowsPerBlock; ++step) {
+        if (g == step) {
+#pragma unroll
+          for (int k = 0; k < PT; ++k) {
+            const int idx = t + k * kGroupThreads;
+            const double v = which == 0 ? acc_g[k] : acc_b[k];
+            combine[idx] = step == 0 ? v : __dadd_rn(combine[idx], v);
+          }
+        }
+        __syncthreads();
+      }
+      double* out = which == 0 ? out_g : out_b;
+      for (uint32_t j = threadIdx.x; j < cols; j += WARPS * 32) out[j] = combine[j];
+      __syncthreads();
+    }
+  }
+}
+
+template <class T>
+__global__ void __launch_bounds__(kWideThreads)
+    layer_norm_bwd_wide(const T* __restrict__ dy, const T* __restrict__ xhat,
+                        const T* __restrict__ inv_std, const T* __restrict__ gamma, uint64_t rows,
+                        uint32_t cols, uint64_t rows_per_block, T cols_scale, T inv_cols,
+                        T* __restrict__ dx, double* __restrict__ partial) {
+  constexpr int kWarps = kWideThreads / 32;
+  __shared__ double red[2 * kWarps];
+  const uint64_t start = static_cast<uint64_t>(blockIdx.x) * rows_per_block;
+  const uint64_t end = rows - start < rows_per_block ? rows : start + rows_per_block;
+  double* out_g = partial + static_cast<uint64_t>(blockIdx.x) * 2 * cols;
+  double* out_b = out_g + cols;
+  for (uint64_t r = start; r < end; ++r) {
+    const uint64_t offset = r * cols;
+    double s1 = 0.0, s2 = 0.0;
+    for (uint64_t j = threadIdx.x; j < cols; j += kWideThreads) {
+      const T q = mul_rn(dy[offset + j], gamma[j]);
+      s1 = __dadd_rn(s1, static_cast<double>(q));
+      s2 = __dadd_rn(s2, static_cast<double>(mul_rn(q, xhat[offset + j])));
+    }
+    block_sum2<kWarps>(s1, s2, red);
+    const T sum1 = narrow<T>(s1);
+    const T sum2 = narrow<T>(s2);
+    const T is = inv_std[r];
+    for (uint64_t j = threadIdx.x; j < cols; j += kWideThreads) {
+      const T d = dy[offset + j];
+      const T h = xhat[offset + j];
+      const T q = mul_rn(d, gamma[j]);
+      const T u = sub_rn(sub_rn(mul_rn(q, cols_scale), sum1), mul_rn(h, sum2));
+      dx[offset + j] = mul_rn(mul_rn(u, is), inv_cols);
+      // Column j belongs to this thread for every row: its own earlier store, no other writer.
+      const double prev_g = r == start ? 0.0 : out_g[j];
+      const double prev_b = r == start ? 0.0 : out_b[j];
+      out_g[j] = __dadd_rn(prev_g, static_cast<double>(mul_rn(d, h)));
+      out_b[j] = __dadd_rn(prev_b, static_cast<double>(d));
+    }
+  }
+}
+
+// The fold of the blocks' partials, in a fixed order that depends on the block count only:
+// blocks in groups of kFoldGroup consecutive blocks, each group summed in increasing block order
+// (layer_norm_bwd_fold_groups, one thread per group and output, the sum stored over the group's
+// first partial), then the group sums in increasing group order, rounded once to T
+// (layer_norm_bwd_fold). Two short chains instead of one of up to 1024 additions keep every SM
+// busy loading partials.
+constexpr uint64_t kFoldGroup = 32;
+
+// partial: per block, n = 2 cols outputs (the d_gamma partials, then the d_beta partials).
+__global__ void __launch_bounds__(kThreads)
+    layer_norm_bwd_fold_groups(double* partial, uint64_t blocks, uint64_t n) {
+  const uint64_t groups = (blocks + kFoldGroup - 1) / kFoldGroup;
+  const uint64_t total = groups * n;
+  for (uint64_t k = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x; k < total;
+       k += static_cast<uint64_t>(gridDim.x) * blockDim.x) {
+    const uint64_t g = k / n;
+    const uint64_t i = k - g * n;
+    const uint64_t first = g * kFoldGroup;
+    const uint64_t last = blocks - first < kFoldGroup ? blocks : first + kFoldGroup;
+    double acc = 0.0;
+#pragma unroll 8
+    for (uint64_t b = first; b < last; ++b) acc = __dadd_rn(acc, partial[b * n + i]);
+    // Only this thread reads or writes output i of this group.
+    partial[first * n + i] = acc;
+  }
+}
+
+// d_gamma[c] and d_beta[c]: the group sums of column c in increasing group order.
+template <class T>
+__global__ void __launch_bounds__(kThreads)
+    layer_norm_bwd_fold(const double* __restrict__ partial, uint64_t blocks, uint32_t cols,
+                        T* __restrict__ d_gamma, T* __restrict__ d_beta) {
+  const uint64_t n = 2 * static_cast<uint64_t>(cols);
+  for (uint64_t i = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += static_cast<uint64_t>(gridDim.x) * blockDim.x) {
+    const uint64_t which = i / cols;
+    const uint64_t c = i - which * cols;
+    const double* p = partial + which * cols + c;
+    double acc = 0.0;
+#pragma unroll 8
+    for (uint64_t b = 0; b < blocks; b += kFoldGroup) acc = __dadd_rn(acc, p[b * n]);
+    (which == 0 ? d_gamma : d_beta)[c] = narrow<T>(acc);
+  }
+}
+}
+
+// ---------------------------------------------------------------------------------------------
+// Layout choice: columns per thread (PT), warps per row (WPR) and warps per block (WARPS) from
+// cols. The forward holds only its row (PT values of T per thread): up to 512 columns one warp
+// owns a row, so the statistics need shuffles only and no block barrier, with up to 16 loads in
+// flight per thread. The backward also keeps 2 PT binary64 column accumulators per thread, so it
+// holds at most 8 columns per thread and spreads wider rows over more warps.
+
+template <class Launch>
+void with_forward_layout(uint64_t cols, Launch&& launch) {
+  if (cols <= 32) {
+    launch.template run<1, 1, 8>();
+  } else if (cols <= 64) {
+    launch.template run<2, 1, 8>();
+  } else if (cols <= 128) {
+    launch.template run<4, 1, 8>();
+  } else if (cols <= 256) {
+    launch.template run<8, 1, 8>();
+  } else if (cols <= 512) {
+    launch.template run<16, 1, 8>();
+  } else if (cols <= 1024) {
+    // One warp per row would hold 32 values per thread at about 126 registers (two blocks per
+    // SM); four warps per row keep 8 at about 48 (five blocks per SM).
+    launch.template run<8, 4, 8>();
+  } else if (cols <= 2048) {
+    launch.template run<8, 8, 8>();
+  } else if (cols <= 4096) {
+    launch.template run<16, 8, 8>();
+  } else {
+    launch.template run<16, 16, 16>();
+  }
+}
+
+template <class Launch>
+void with_backward_layout(uint64_t cols, Launch&& launch) {
+  if (cols <= 32) {
+    launch.template run<1, 1, 8>();
+  } else if (cols <= 64) {
+    launch.template run<2, 1, 8>();
+  } else if (cols <= 128) {
+    launch.template run<4, 1, 8>();
+  } else if (cols <= 256) {
+    launch.template run<8, 1, 8>();
+  } else if (cols <= 512) {
+    launch.template run<8, 2, 8>();
+  } else if (cols <= 1024) {
+    launch.template run<8, 4, 8>();
+  } else if (cols <= 2048) {
+    launch.template run<8, 8, 8>();
+  } else if (cols <= 4096) {
+    launch.template run<8, 16, 16>();
+  } else {
+    launch.template run<8, 32, 32>();
+  }
+}
+
+template <class T>
+struct ForwardLaunch {
+  const T* x;
+  const T* gamma;
+  const T* beta;
+  LayerNormShape s;
+  double epsilon;
+  T* y;
+  T* xhat;
+  T* inv_std;
+  cudaStream_t stream;
+
+  template <int PT, int WPR, int WARPS>
+  void run() {
+    constexpr uint64_t kRowsPerBlock = WARPS / WPR;
+    const dim3 grid = grid_for(s.rows, kRowsPerBlock);
+    layer_norm_fwd_rows<T, PT, WPR, WARPS><<<grid, WARPS * 32, 0, stream>>>(
+        x, gamma, beta, s.rows, static_cast<uint32_t>(s.cols), epsilon, y, xhat, inv_std);
+  }
+};
+
+template <class T>
+struct BackwardLaunch {
+  const T* dy;
+  const T* xhat;
+  const T* inv_std;
+  const T* gamma;
+  LayerNormShape s;
+  uint64_t blocks;
+  uint64_t rows_per_block;
+  T cols_scale;
+  T inv_cols;
+  T* dx;
+  double* partial;
+  cudaStream_t stream;
+
+  template <int PT, int WPR, int WARPS>
+  void run() {
+    layer_norm_bwd_rows<T, PT, WPR, WARPS>
+        <<<static_cast<unsigned>(blocks), WARPS * 32, 0, stream>>>(
+            dy, xhat, inv_std, gamma, s.rows, static_cast<uint32_t>(s.cols), rows_per_block,
+            cols_scale, inv_cols, dx, partial);
+  }
+};
+
+}  // namespace
+
+template <class T>
+void layer_norm_fwd_cuda(const T* x, const T* gamma, const T* beta, LayerNormShape s,
+                         double epsilon, T* y, T* xhat, T* inv_std, CUstream_st* stream) {
+  const char* op = "layer_norm_fwd";
+  if (s.rows == 0 || s.cols == 0) return;
+  if (s.cols <= kMaxRegisterCols) {
+    with_forward_layout(s.cols,
+                        ForwardLaunch<T>{x, gamma, beta, s, epsilon, y, xhat, inv_std, stream});
+  } else {
+    layer_norm_fwd_wide<T><<<grid_for(s.rows, 1), kWideThreads, 0, stream>>>(
+        x, gamma, beta, s.rows, static_cast<uint32_t>(s.cols), epsilon, y, xhat, inv_std);
+  }
+  check_launch(op);
+}
+
+uint64_t layer_norm_bwd_workspace_bytes(LayerNormShape s) {
+  if (s.rows == 0 || s.cols == 0) return 0;
+  const char* op = "layer_norm_bwd";
+  return checked_mul(checked_mul(backward_blocks(s.rows), 2 * s.cols, op), sizeof(double), op);
+}
+
+template <class T>
+void layer_norm_bwd_cuda(const T* dy, const T* xhat, const T* inv_std, const T* gamma,
+                         LayerNormShape s, T cols_scale, T inv_cols, T* dx, T* d_gamma, T* d_beta,
+                         void* workspace, CUstream_st* stream) {
+  const char* op = "layer_norm_bwd";
+  if (s.rows == 0 || s.cols == 0) return;
+  const uint64_t blocks = backward_blocks(s.rows);
+  const uint64_t rows_per_block = (s.rows + blocks - 1) / blocks;
+  // ceil(rows / rows_per_block) may be below `blocks`: only the blocks that own rows run and
+  // are folded.
+  const uint64_t used = (s.rows + rows_per_block - 1) / rows_per_block;
+  auto* partial = static_cast<double*>(workspace);
+  const auto cols = static_cast<uint32_t>(s.cols);
+  if (s.cols <= kMaxRegisterCols) {
+    with_backward_layout(
+        s.cols, BackwardLaunch<T>{dy, xhat, inv_std, gamma, s, used, rows_per_block, cols_scale,
+                                  inv_cols, dx, partial, stream});
+  } else {
+    layer_norm_bwd_wide<T><<<static_cast<unsigned>(used), kWideThreads, 0, stream>>>(
+        dy, xhat, inv_std, gamma, s.rows, cols, rows_per_block, cols_scale, inv_cols, dx, partial);
+  }
+  check_launch(op);
+  const uint64_t groups = (used + kFoldGroup - 1) / kFoldGroup;
+  layer_norm_bwd_fold_groups<<<grid_for(groups * 2 * s.cols, kThreads), kThreads, 0, stream>>>(
+      partial, used, 2 * s.cols);
+  check_launch(op);
+  layer_norm_bwd_fold<T><<<grid_for(2 * s.cols, kThreads), kThreads, 0, stream>>>(
+      partial, used, cols, d_gamma, d_beta);
+  check_launch(op);
+}
+
+template void layer_norm_fwd_cuda<float>(const float*, const float*, const float*, LayerNormShape,
+                                         double, float*, float*, float*, CUstream_st*);
+template void layer_norm_fwd_cuda<double>(const double*, const double*, const double*,
+                                          LayerNormShape, double, double*, double*, double*,
+                                          CUstream_st*);
+template void layer_norm_bwd_cuda<float>(const float*, const float*, const float*, const float*,
+                                         LayerNormShape, float, float, float*, float*, float*,
+                                         void*, CUstream_st*);
+template void layer_norm_bwd_cuda<double>(const double*, const double*, const double*,
+                                          const double*, LayerNormShape, double, double, double*,
+                                          double*, double*, void*, CUstream_st*);
+
+}  // namespace tlrt::kernels

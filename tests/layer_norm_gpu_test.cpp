@@ -1,0 +1,242 @@
+// The CUDA backend of layer normalization against the reference backend, in one process, on shapes
+// that reach every kernel layout (one warp per row with 8 rows per block, several warps per row,
+// whole blocks of 512 and 1024 threads, and the re-reading path past 8192 columns) and enough
+// rows for the backward's full row partition (1024 blocks): forward and backward within the
+// bounds of docs/NUMERICS.md ("Layer normalization"), and ten runs under the deterministic setting
+// giving identical bits for all six outputs (the column sums of the backward included: their
+// partition depends on rows and cols only). Without a device every test skips with a visible
+// reason.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kernels/random/splitmix.h"
+#include "runtime/context.h"
+#include "runtime/layer_norm_dispatch.h"
+#include "runtime/settings.h"
+#include "runtime/transfer.h"
+
+namespace {
+
+using tlrt::Backend;
+using tlrt::Buffer;
+using tlrt::Dtype;
+
+class LayerNormGpu : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (tlrt::cuda_device_count() == 0) {
+      GTEST_SKIP() << "no CUDA device visible: GPU checks of layer normalization cannot run here";
+    }
+    if (tlrt::default_backend() != Backend::cuda) {
+      GTEST_SKIP()
+          << "TLRT_DEVICE selects the reference backend: the CUDA backend is not initialised";
+    }
+    tlrt::ensure_initialized();
+  }
+  void TearDown() override {
+    tlrt::set_setting(static_cast<uint32_t>(tlrt::Setting::deterministic), 0);
+  }
+};
+
+template <class T>
+std::vector<T> random_values(uint64_t count, uint64_t key, double scale, double offset) {
+  std::vector<T> v(count);
+  for (uint64_t i = 0; i < count; ++i) {
+    const double u =
+        static_cast<double>(tlrt::random::splitmix64_finalize(key + i) >> 11) * 0x1p-53;
+    v[i] = static_cast<T>(offset + scale * (2 * u - 1));
+  }
+  return v;
+}
+
+template <class T>
+std::unique_ptr<Buffer> upload(Backend backend, const std::vector<T>& v) {
+  constexpr Dtype dt = sizeof(T) == 4 ? Dtype::f32 : Dtype::f64;
+  return tlrt::upload_words(backend, dt, reinterpret_cast<const uint8_t*>(v.data()), v.size(), dt,
+                            "layer_norm_gpu_test");
+}
+
+template <class T>
+std::vector<T> download(const Buffer& b) {
+  constexpr Dtype dt = sizeof(T) == 4 ? Dtype::f32 : Dtype::f64;
+  std::vector<T> v(b.size());
+  tlrt::download_words(b, reinterpret_cast<uint8_t*>(v.data()), dt, "layer_norm_gpu_test");
+  return v;
+}
+
+template <class T>
+bool same_bits(const std::vector<T>& a, const std::vector<T>& b) {
+  return a.size() == b.size() &&
+         (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0);
+}
+
+long double gamma_of(uint64_t k, long double u) {
+  const long double ku = static_cast<long double>(k) * u;
+  return ku / (1 - ku);
+}
+
+struct Shape {
+  uint64_t rows, cols;
+};
+
+template <class T>
+struct Outputs {
+  std::vector<T> a, b, c;
+};
+
+template <class T>
+Outputs<T> outputs_of(const tlrt::LayerNormResults& r) {
+  return {download<T>(*r[0]), download<T>(*r[1]), download<T>(*r[2])};
+}
+
+template <class T>
+void check_shape(const Shape& s, uint64_t key, double offset) {
+  const uint64_t n = s.rows * s.cols;
+  const double u = sizeof(T) == 4 ? 0x1p-24 : 0x1p-53;
+  const long double ud = 0x1p-53L;
+  const auto x = random_values<T>(n, key, 2.0, offset);
+  const auto g = random_values<T>(s.cols, key + n, 1.0, 1.0);
+  const auto be = random_values<T>(s.cols, key + 2 * n, 1.0, 0.0);
+  const auto dy = random_values<T>(n, key + 3 * n, 1.0, 0.0);
+  const std::string where = std::to_string(s.rows) + " x " + std::to_string(s.cols);
+  Outputs<T> fwd[2], bwd[2];
+  for (int k = 0; k < 2; ++k) {
+    const Backend backend = k == 0 ? Backend::cuda : Backend::reference;
+    auto bx = upload(backend, x), bg = upload(backend, g), bb = upload(backend, be);
+    fwd[k] = outputs_of<T>(tlrt::layer_norm_fwd(*bx, *bg, *bb, s.rows, s.cols, 1e-5, "test"));
+  }
+  // The backward of both backends runs on the reference's xhat and invStd.
+  for (int k = 0; k < 2; ++k) {
+    const Backend backend = k == 0 ? Backend::cuda : Backend::reference;
+    auto bd = upload(backend, dy), bh = upload(backend, fwd[1].b), bi = upload(backend, fwd[1].c),
+         bg = upload(backend, g);
+    bwd[k] = outputs_of<T>(tlrt::layer_norm_bwd(*bd, *bh, *bi, *bg, s.rows, s.cols,
+                                                static_cast<double>(s.cols),
+                                                1.0 / static_cast<double>(s.cols), "test"));
+  }
+  // Forward: xhat, invStd, y within the per-row bound.
+  for (uint64_t r = 0; r < s.rows; ++r) {
+    long double sum = 0, abs_sum = 0;
+    for (uint64_t j = 0; j < s.cols; ++j) {
+      sum += x[r * s.cols + j];
+      abs_sum += std::fabs(static_cast<long double>(x[r * s.cols + j]));
+    }
+    const long double mu = sum / s.cols;
+    long double sq = 0;
+    for (uint64_t j = 0; j < s.cols; ++j) {
+      const long double c = x[r * s.cols + j] - mu;
+      sq += c * c;
+    }
+    const long double sd = std::sqrt(sq / s.cols + 1e-5L);
+    const long double d = gamma_of(s.cols + 1, ud) * (abs_sum / s.cols) / sd;
+    const long double gn = gamma_of(s.cols + 6, ud) + d * d;
+    const double inv_bound = static_cast<double>((2 * u + gn) / sd) * (1 + 8 * u);
+    ASSERT_LE(std::fabs(double(fwd[0].c[r]) - double(fwd[1].c[r])), inv_bound)
+        << where << " invStd[" << r << "]";
+    for (uint64_t j = 0; j < s.cols; ++j) {
+      const uint64_t i = r * s.cols + j;
+      const long double h = std::fabs(static_cast<long double>(fwd[1].b[i]));
+      const double hb = static_cast<double>(2 * u * h + 2 * (d + gn * h)) * (1 + 8 * u);
+      ASSERT_LE(std::fabs(double(fwd[0].b[i]) - double(fwd[1].b[i])), hb)
+          << where << " xhat[" << i << "]";
+      const double yb =
+          (std::fabs(double(g[j])) * hb +
+           2 * u * (double(h) * std::fabs(double(g[j])) + std::fabs(double(fwd[1].a[i])))) *
+          (1 + 8 * u);
+      ASSERT_LE(std::fabs(double(fwd[0].a[i]) - double(fwd[1].a[i])), yb)
+          << where << " y[" << i << "]";
+    }
+  }
+  // Backward: dx within the staged bound, the column sums within gamma_rows terms.
+  const T cs = static_cast<T>(s.cols), ic = static_cast<T>(1.0 / static_cast<double>(s.cols));
+  const long double un = gamma_of(s.cols, ud) + gamma_of(s.cols, sizeof(T) == 4 ? ud : 0x1p-64L);
+  std::vector<long double> ag(s.cols, 0), ab(s.cols, 0), sg(s.cols, 0), sb(s.cols, 0);
+  for (uint64_t r = 0; r < s.rows; ++r) {
+    long double s1 = 0, s2 = 0, a1 = 0, a2 = 0;
+    for (uint64_t j = 0; j < s.cols; ++j) {
+      const uint64_t i = r * s.cols + j;
+      const T q = dy[i] * g[j];
+      const T qh = q * fwd[1].b[i];
+      s1 += q;
+      s2 += qh;
+      a1 += std::fabs(q);
+      a2 += std::fabs(qh);
+      const T gh = dy[i] * fwd[1].b[i];
+      sg[j] += gh;
+      ag[j] += std::fabs(gh);
+      sb[j] += dy[i];
+      ab[j] += std::fabs(dy[i]);
+    }
+    const long double d1 = 2 * u * std::fabs(s1) + un * a1;
+    const long double d2 = 2 * u * std::fabs(s2) + un * a2;
+    const long double scale = std::fabs(static_cast<long double>(fwd[1].c[r]) * ic);
+    for (uint64_t j = 0; j < s.cols; ++j) {
+      const uint64_t i = r * s.cols + j;
+      const long double h = std::fabs(static_cast<long double>(fwd[1].b[i]));
+      const long double q = std::fabs(static_cast<long double>(dy[i] * g[j]));
+      const long double staged = 2 * u * (2 * q * cs + 2 * std::fabs(s1) + 3 * h * std::fabs(s2));
+      const double bound = static_cast<double>((d1 + h * d2 + staged) * scale +
+                                               4 * u * std::fabs(double(bwd[1].a[i]))) *
+                           (1 + 8 * u);
+      ASSERT_LE(std::fabs(double(bwd[0].a[i]) - double(bwd[1].a[i])), bound)
+          << where << " dx[" << i << "]";
+    }
+  }
+  const long double ur = gamma_of(s.rows, ud) + gamma_of(s.rows, sizeof(T) == 4 ? ud : 0x1p-64L);
+  for (uint64_t j = 0; j < s.cols; ++j) {
+    const double bg = static_cast<double>(2 * u * std::fabs(sg[j]) + ur * ag[j]) * (1 + 8 * u);
+    const double bb = static_cast<double>(2 * u * std::fabs(sb[j]) + ur * ab[j]) * (1 + 8 * u);
+    ASSERT_LE(std::fabs(double(bwd[0].b[j]) - double(bwd[1].b[j])), bg)
+        << where << " dGamma[" << j << "]";
+    ASSERT_LE(std::fabs(double(bwd[0].c[j]) - double(bwd[1].c[j])), bb)
+        << where << " dBeta[" << j << "]";
+  }
+  // Ten runs on the GPU under the deterministic setting: the same bits.
+  tlrt::set_setting(static_cast<uint32_t>(tlrt::Setting::deterministic), 1);
+  auto bx = upload(Backend::cuda, x), bg = upload(Backend::cuda, g), bb = upload(Backend::cuda, be);
+  auto bd = upload(Backend::cuda, dy), bh = upload(Backend::cuda, fwd[1].b),
+       bi = upload(Backend::cuda, fwd[1].c);
+  for (int run = 0; run < 10; ++run) {
+    const Outputs<T> f =
+        outputs_of<T>(tlrt::layer_norm_fwd(*bx, *bg, *bb, s.rows, s.cols, 1e-5, "test"));
+    const Outputs<T> b = outputs_of<T>(
+        tlrt::layer_norm_bwd(*bd, *bh, *bi, *bg, s.rows, s.cols, static_cast<double>(s.cols),
+                             1.0 / static_cast<double>(s.cols), "test"));
+    ASSERT_TRUE(same_bits(f.a, fwd[0].a)) << where << " y, run " << run;
+    ASSERT_TRUE(same_bits(f.b, fwd[0].b)) << where << " xhat, run " << run;
+    ASSERT_TRUE(same_bits(f.c, fwd[0].c)) << where << " invStd, run " << run;
+    ASSERT_TRUE(same_bits(b.a, bwd[0].a)) << where << " dx, run " << run;
+    ASSERT_TRUE(same_bits(b.b, bwd[0].b)) << where << " dGamma, run " << run;
+    ASSERT_TRUE(same_bits(b.c, bwd[0].c)) << where << " dBeta, run " << run;
+  }
+  tlrt::set_setting(static_cast<uint32_t>(tlrt::Setting::deterministic), 0);
+}
+
+const Shape kShapes[] = {{20000, 1024}, {3000, 300}, {4000, 31}, {2000, 2},  {300, 1},
+                         {129, 2048},   {65, 4096},  {33, 8192}, {17, 9000}, {5, 20000}};
+
+TEST_F(LayerNormGpu, Float32MatchesTheReferenceAndRepeats) {
+  uint64_t key = 1;
+  for (const Shape& s : kShapes) {
+    check_shape<float>(s, key, 0.0);
+    key += 0x100000000ull;
+  }
+  check_shape<float>({2048, 1024}, key, 1e6);
+}
+
+TEST_F(LayerNormGpu, Float64MatchesTheReferenceAndRepeats) {
+  uint64_t key = 77;
+  for (const Shape& s : kShapes) {
+    check_shape<double>(s, key, 0.0);
+    key += 0x100000000ull;
+  }
+  check_shape<double>({2048, 1024}, key, 1e6);
+}
+
+}  // namespace
