@@ -200,7 +200,7 @@ RuleKind rule_of(const SymbolSpec& spec) {
   if (starts_with(group, "elementwise") || group == "optimizer") return RuleKind::same_shape;
   if (group == "reduction-whole") return RuleKind::whole_reduction;
   if (group == "matmul" || group == "reduction-axis" || group == "shape" ||
-      starts_with(group, "indexing")) {
+      starts_with(group, "indexing") || group == "scan") {
     return RuleKind::sized_op;
   }
   return RuleKind::generic;
