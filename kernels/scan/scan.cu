@@ -3,8 +3,8 @@
 //
 // Exact schedule (deterministic setting on): one thread per channel runs the literal recurrence,
 // channels adjacent across a warp so every time step is one coalesced row access. Operands are
-// loaded a stage of D time steps ahead into registers (double-buffered): the loads of stage k+1 are
-// issued before the dependent chain of stage k runs, so the chain finds its operands on chip. The
+// copied stages of D time steps ahead into a shared-memory ring (cp.async) while the dependent
+// chain runs on the stage that has landed, so the chain finds its operands on chip. The
 // backward runs the same way in reverse time and folds the constant variant's dA, dB in registers
 // in that (the specified) order. Bit-identical to the reference backend.
 //
@@ -25,6 +25,7 @@
 // order, so results repeat run to run). Look-back flags and the ticket live in the workspace and
 // are cleared by one cudaMemsetAsync per call. Sequences of at most kExactMaxSteps steps take the
 // exact schedule in either mode (its results are valid for the fast contract too).
+#include <cuda_pipeline.h>
 #include <cuda_runtime.h>
 #include <cuda/atomic>
 
@@ -40,7 +41,9 @@ namespace {
 constexpr int kTileChannels = 32;  // channels of a fast-schedule tile (one warp width)
 constexpr int kSegments = static_cast<int>(kScanSegments);  // warps of a fast-schedule block
 constexpr int kFastThreads = kTileChannels * kSegments;
-constexpr int kExactThreads = 128;  // channels per block of the exact schedule
+constexpr int kExactThreads = 32;         // channels per block of the exact schedule (one warp)
+constexpr int kExactStages = 4;           // cp.async ring stages of the exact schedule
+constexpr size_t kExactRingBytes = 1536;  // ring bytes per thread (48 KiB per block)
 constexpr uint64_t kExactMaxSteps =
     kScanExactMaxSteps;  // shorter sequences always take the exact schedule
 
@@ -147,123 +150,147 @@ FastWork<T> fast_work(const FastPlan& p, void* workspace) {
 
 // ---------------------------------------------------------------------------------------------
 // Exact schedule.
+//
+// One warp per block, one thread per channel. Each thread streams its channel's operands through
+// a ring of kExactStages stages of D time steps in shared memory with cp.async (each thread
+// copies and later reads only its own column of the ring, so no barrier is involved): while the
+// chain runs stage s, the copies of stages s+1 .. s+kExactStages-1 are in flight. D is sized so
+// that the ring is kExactRingBytes per thread (48 KiB per block): 96 steps ahead for the forward
+// constant float32 scan, down to 18 for the float64 variable backward.
 
-template <class T, bool Var, int D>
-struct FwdStage {
-  T a[D], b[D], x[D];
+template <class T, int Arrays>
+struct ExactStage {
+  static constexpr int kSteps =
+      static_cast<int>(kExactRingBytes / (kExactStages * Arrays * sizeof(T)));
 };
 
-template <class T, bool Var, int D>
-TLRT_DEVICE_INLINE void load_fwd_stage(FwdStage<T, Var, D>& s, const ScanOperands<T>& in,
-                                       uint64_t t0, uint64_t c) {
-#pragma unroll
-  for (int k = 0; k < D; ++k) {
-    const uint64_t t = t0 + k;
-    if (t < in.steps) {
-      const uint64_t i = t * in.state + c;
-      s.x[k] = load(in.x + i);
-      if (Var) {
-        s.a[k] = load(in.a + i);
-        s.b[k] = load(in.b + i);
-      }
-    }
-  }
+template <class T, int Arrays, int D>
+struct ExactRing {
+  T v[kExactStages][Arrays][D][kExactThreads];
+};
+
+template <class T>
+TLRT_DEVICE_INLINE void copy_async(T* shared, const T* global) {
+  __pipeline_memcpy_async(shared, global, sizeof(T));
 }
 
-template <class T, bool Var, int D>
+template <class T, bool Var>
 __global__ void __launch_bounds__(kExactThreads)
     scan_fwd_exact(ScanOperands<T> in, T* __restrict__ out) {
-  const uint64_t c = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  constexpr int kArrays = Var ? 3 : 1;  // X (, A, B)
+  constexpr int D = ExactStage<T, kArrays>::kSteps;
+  __shared__ ExactRing<T, kArrays, D> ring;
+  const int tid = threadIdx.x;
+  const uint64_t c = static_cast<uint64_t>(blockIdx.x) * kExactThreads + tid;
   if (c >= in.state) return;
+  const uint64_t S = in.state, steps = in.steps;
+  const uint64_t stages = (steps + D - 1) / D;
+  auto issue = [&](uint64_t s) {
+    if (s < stages) {
+      const int st = static_cast<int>(s % kExactStages);
+      for (int k = 0; k < D; ++k) {
+        const uint64_t t = s * D + k;
+        if (t >= steps) break;
+        const uint64_t i = t * S + c;
+        copy_async(&ring.v[st][0][k][tid], in.x + i);
+        if (Var) {
+          copy_async(&ring.v[st][Var ? 1 : 0][k][tid], in.a + i);
+          copy_async(&ring.v[st][Var ? 2 : 0][k][tid], in.b + i);
+        }
+      }
+    }
+    __pipeline_commit();  // an empty group past the end keeps the group count uniform
+  };
   T ac = T(0), bc = T(0);
   if (!Var) {
     ac = load(in.a + c);
     bc = load(in.b + c);
   }
   T h = load(in.h0 + c);
-  FwdStage<T, Var, D> cur, next;
-  load_fwd_stage(cur, in, 0, c);
-  for (uint64_t t0 = 0; t0 < in.steps; t0 += D) {
-    if (t0 + D < in.steps) load_fwd_stage(next, in, t0 + D, c);
-#pragma unroll
+  for (int s = 0; s < kExactStages - 1; ++s) issue(s);
+  for (uint64_t s = 0; s < stages; ++s) {
+    issue(s + kExactStages - 1);  // refills the stage read in the previous iteration
+    __pipeline_wait_prior(kExactStages - 1);
+    const int st = static_cast<int>(s % kExactStages);
+#pragma unroll 8
     for (int k = 0; k < D; ++k) {
-      const uint64_t t = t0 + k;
-      if (t < in.steps) {
-        const T a = Var ? cur.a[k] : ac;
-        const T b = Var ? cur.b[k] : bc;
-        h = step(a, h, mul_rn(b, cur.x[k]));
-        out[t * in.state + c] = h;
-      }
-    }
-    cur = next;
-  }
-}
-
-// Reverse-time stage: index k holds time t = t_hi - k.
-template <class T, bool Var, int D>
-struct BwdStage {
-  T an[D], b[D], x[D], dy[D], hp[D];
-};
-
-template <class T, bool Var, int D>
-TLRT_DEVICE_INLINE void load_bwd_stage(BwdStage<T, Var, D>& s, const ScanOperands<T>& in,
-                                       const T* out, const T* dy, uint64_t u0, uint64_t c) {
-#pragma unroll
-  for (int k = 0; k < D; ++k) {
-    const uint64_t u = u0 + k;
-    if (u < in.steps) {
-      const uint64_t t = in.steps - 1 - u;
-      const uint64_t i = t * in.state + c;
-      s.dy[k] = load(dy + i);
-      s.x[k] = load(in.x + i);
-      s.hp[k] = t == 0 ? load(in.h0 + c) : load(out + (i - in.state));
-      if (Var) {
-        s.b[k] = load(in.b + i);
-        s.an[k] = u == 0 ? T(0) : load(in.a + (i + in.state));
-      }
+      const uint64_t t = s * D + k;
+      if (t >= steps) break;
+      const T x = ring.v[st][0][k][tid];
+      const T a = Var ? ring.v[st][Var ? 1 : 0][k][tid] : ac;
+      const T b = Var ? ring.v[st][Var ? 2 : 0][k][tid] : bc;
+      h = step(a, h, mul_rn(b, x));
+      out[t * S + c] = h;
     }
   }
 }
 
-template <class T, bool Var, int D>
+// Reverse time: position u = T-1-t. Ring arrays: dY, X, hprev (, A_{t+1}, B).
+template <class T, bool Var>
 __global__ void __launch_bounds__(kExactThreads)
     scan_bwd_exact(ScanOperands<T> in, const T* __restrict__ out, const T* __restrict__ dy,
                    ScanGradients<T> grad) {
-  const uint64_t c = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  constexpr int kArrays = Var ? 5 : 3;
+  constexpr int D = ExactStage<T, kArrays>::kSteps;
+  constexpr int kDy = 0, kX = 1, kHp = 2, kAn = Var ? 3 : 0, kB = Var ? 4 : 0;
+  __shared__ ExactRing<T, kArrays, D> ring;
+  const int tid = threadIdx.x;
+  const uint64_t c = static_cast<uint64_t>(blockIdx.x) * kExactThreads + tid;
   if (c >= in.state) return;
-  const uint64_t S = in.state;
+  const uint64_t S = in.state, steps = in.steps;
+  const uint64_t stages = (steps + D - 1) / D;
+  auto issue = [&](uint64_t s) {
+    if (s < stages) {
+      const int st = static_cast<int>(s % kExactStages);
+      for (int k = 0; k < D; ++k) {
+        const uint64_t u = s * D + k;
+        if (u >= steps) break;
+        const uint64_t t = steps - 1 - u;
+        const uint64_t i = t * S + c;
+        copy_async(&ring.v[st][kDy][k][tid], dy + i);
+        copy_async(&ring.v[st][kX][k][tid], in.x + i);
+        if (t != 0) copy_async(&ring.v[st][kHp][k][tid], out + (i - S));
+        if (Var) {
+          if (u != 0) copy_async(&ring.v[st][kAn][k][tid], in.a + (i + S));
+          copy_async(&ring.v[st][kB][k][tid], in.b + i);
+        }
+      }
+    }
+    __pipeline_commit();
+  };
   T ac = T(0), bc = T(0);
   if (!Var) {
     ac = load(in.a + c);
     bc = load(in.b + c);
   }
+  const T h0 = load(in.h0 + c);
   T g = T(0), sum_a = T(0), sum_b = T(0);
-  BwdStage<T, Var, D> cur, next;
-  load_bwd_stage(cur, in, out, dy, 0, c);
-  for (uint64_t u0 = 0; u0 < in.steps; u0 += D) {
-    if (u0 + D < in.steps) load_bwd_stage(next, in, out, dy, u0 + D, c);
-#pragma unroll
+  for (int s = 0; s < kExactStages - 1; ++s) issue(s);
+  for (uint64_t s = 0; s < stages; ++s) {
+    issue(s + kExactStages - 1);
+    __pipeline_wait_prior(kExactStages - 1);
+    const int st = static_cast<int>(s % kExactStages);
+#pragma unroll 4
     for (int k = 0; k < D; ++k) {
-      const uint64_t u = u0 + k;
-      if (u < in.steps) {
-        const uint64_t t = in.steps - 1 - u;
-        const uint64_t i = t * S + c;
-        // u == 0: fl(fl(0 * +0) + dY) = fl(+0 + dY).
-        const T an = Var ? cur.an[k] : (u == 0 ? T(0) : ac);
-        g = step(an, g, cur.dy[k]);
-        const T da = mul_rn(g, cur.hp[k]);
-        const T db = mul_rn(g, cur.x[k]);
-        grad.dx[i] = mul_rn(g, Var ? cur.b[k] : bc);
-        if (Var) {
-          grad.da[i] = da;
-          grad.db[i] = db;
-        } else {
-          sum_a = add_rn(sum_a, da);
-          sum_b = add_rn(sum_b, db);
-        }
+      const uint64_t u = s * D + k;
+      if (u >= steps) break;
+      const uint64_t t = steps - 1 - u;
+      const uint64_t i = t * S + c;
+      // u == 0: fl(fl(0 * +0) + dY) = fl(+0 + dY).
+      const T an = u == 0 ? T(0) : (Var ? ring.v[st][kAn][k][tid] : ac);
+      g = step(an, g, ring.v[st][kDy][k][tid]);
+      const T hp = t == 0 ? h0 : ring.v[st][kHp][k][tid];
+      const T da = mul_rn(g, hp);
+      const T db = mul_rn(g, ring.v[st][kX][k][tid]);
+      grad.dx[i] = mul_rn(g, Var ? ring.v[st][kB][k][tid] : bc);
+      if (Var) {
+        grad.da[i] = da;
+        grad.db[i] = db;
+      } else {
+        sum_a = add_rn(sum_a, da);
+        sum_b = add_rn(sum_b, db);
       }
     }
-    cur = next;
   }
   if (!Var) {
     grad.da[c] = sum_a;
@@ -603,9 +630,9 @@ void selective_scan_fwd_cuda(const ScanOperands<T>& in, T* out, bool exact, void
   if (!p.fast) {
     const dim3 grid = exact_grid(in.state, op);
     if (in.variable) {
-      scan_fwd_exact<T, true, 8><<<grid, kExactThreads, 0, stream>>>(in, out);
+      scan_fwd_exact<T, true><<<grid, kExactThreads, 0, stream>>>(in, out);
     } else {
-      scan_fwd_exact<T, false, 16><<<grid, kExactThreads, 0, stream>>>(in, out);
+      scan_fwd_exact<T, false><<<grid, kExactThreads, 0, stream>>>(in, out);
     }
     check_launch(op);
     return;
@@ -632,9 +659,9 @@ void selective_scan_bwd_cuda(const ScanOperands<T>& in, const T* out, const T* d
   if (!p.fast) {
     const dim3 grid = exact_grid(in.state, op);
     if (in.variable) {
-      scan_bwd_exact<T, true, 8><<<grid, kExactThreads, 0, stream>>>(in, out, dy, grad);
+      scan_bwd_exact<T, true><<<grid, kExactThreads, 0, stream>>>(in, out, dy, grad);
     } else {
-      scan_bwd_exact<T, false, 8><<<grid, kExactThreads, 0, stream>>>(in, out, dy, grad);
+      scan_bwd_exact<T, false><<<grid, kExactThreads, 0, stream>>>(in, out, dy, grad);
     }
     check_launch(op);
     return;
