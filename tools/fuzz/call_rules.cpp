@@ -241,6 +241,27 @@ void judge_sized_op(const CallPlan& plan, const RuleContext& c, Verdict& v, Judg
     if (saturating_mul(m * p, 8) > c.pool_budget_bytes) return v.either("a large host result");
     return v.success();
   }
+  // ---- diagonal selective scans (SPEC-ops 13) ----
+  if (starts_with(op, "selective_scan_diag_")) {
+    const bool variable = starts_with(op, "selective_scan_diag_var_");
+    const bool backward = op.size() >= 4 && op.compare(op.size() - 4, 4, "_bwd") == 0;
+    const uint64_t steps = u32("seqLen"), state = u32("state");
+    const uint64_t total = steps * state;  // both below 2^32: no overflow
+    const uint64_t coefficient = variable ? total : state;
+    if (!size_is("A", coefficient) || !size_is("B", coefficient)) {
+      return v.failure("size(A) or size(B) disagrees with the shape");
+    }
+    if (!size_is("X", total)) return v.failure("size(X) != seqLen * state");
+    if (!size_is("h0", state)) return v.failure("size(h0) != state");
+    if (!backward) return result(total, dt, 2);
+    if (!size_is("out", total) || !size_is("dY", total)) {
+      return v.failure("size(out) or size(dY) != seqLen * state");
+    }
+    // (dA, (dB, (dX, dH0))): the result check takes single buffers, so only the verdict.
+    return v.success_within(saturating_mul((2 * coefficient + total + state) * dtype_width(dt), 2),
+                            c);
+  }
+  // ---- end of the selective scans ----
   v.either("needs the values of an axis map");
 }
 

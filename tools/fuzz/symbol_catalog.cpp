@@ -202,6 +202,7 @@ RuleKind rule_of(const SymbolSpec& spec) {
   if (group == "matmul" || group == "reduction-axis" || group == "shape" ||
       starts_with(group, "indexing") || group == "softmax") {
       starts_with(group, "indexing") || group == "normalization") {
+      starts_with(group, "indexing") || group == "scan") {
     return RuleKind::sized_op;
   }
   return RuleKind::generic;

@@ -1,0 +1,696 @@
+// Diagonal selective scans, CUDA backend (SPEC-ops 13). Every product and sum is an explicitly
+// rounded __fmul_rn / __fadd_rn (__dmul_rn / __dadd_rn), so nothing is contracted into an FMA.
+//
+// Exact schedule (deterministic setting on): one thread per channel runs the literal recurrence,
+// channels adjacent across a warp so every time step is one coalesced row access. Operands are
+// copied stages of D time steps ahead into a shared-memory ring (cp.async) while the dependent
+// chain runs on the stage that has landed, so the chain finds its operands on chip. The
+// backward runs the same way in reverse time and folds the constant variant's dA, dB in registers
+// in that (the specified) order. Bit-identical to the reference backend.
+//
+// Fast schedule (setting off): the steps are affine maps h -> a*h + b, composed associatively as
+// (a2, b2) o (a1, b1) = (a2*a1, a2*b1 + b2). A single pass: a block takes a chunk of L = 8*K
+// time steps for a tile of 32 channels (warp w owns steps [w*K, (w+1)*K) of the chunk, lane =
+// channel) and keeps its operands in registers. Each thread composes its K maps, the block
+// composes the 8 segment maps in shared memory (the chunk's aggregate), and warp 0 publishes the
+// aggregate and resolves the chunk's carry-in by decoupled look-back over the previous chunks of
+// its tile (an inclusive value ends the walk; aggregates are composed on the way). Chunk order is
+// the order of an atomic ticket, so every chunk a block waits for belongs to a block that is
+// already running. Then each thread applies the prefix of the segments before its own to the
+// carry and runs its K steps literally, writing the outputs from registers: every operand is read
+// once and every output written once. The backward is the same scan in reverse time for g
+// (coefficient A_{t+1}, 0 at t = T-1; bias dY_t; carry +0) and forms da, db, dX, dH0 in the same
+// pass; the constant variant's dA, dB sum each chunk's contribution in reverse time order inside
+// the block and a second kernel folds the per-chunk partial sums in reverse chunk order (a fixed
+// order, so results repeat run to run). Look-back flags and the ticket live in the workspace and
+// are cleared by one cudaMemsetAsync per call. Sequences of at most kExactMaxSteps steps take the
+// exact schedule in either mode (its results are valid for the fast contract too).
+#include <cuda_pipeline.h>
+#include <cuda_runtime.h>
+#include <cuda/atomic>
+
+#include <cstdint>
+#include <string>
+
+#include "kernels/common/launch.cuh"
+#include "kernels/scan/scan.h"
+
+namespace tlrt::kernels {
+namespace {
+
+constexpr int kTileChannels = 32;  // channels of a fast-schedule tile (one warp width)
+constexpr int kSegments = static_cast<int>(kScanSegments);  // warps of a fast-schedule block
+constexpr int kFastThreads = kTileChannels * kSegments;
+constexpr int kExactThreads = 32;         // channels per block of the exact schedule (one warp)
+constexpr int kExactStages = 4;           // cp.async ring stages of the exact schedule
+constexpr size_t kExactRingBytes = 1536;  // ring bytes per thread (48 KiB per block)
+constexpr uint64_t kExactMaxSteps =
+    kScanExactMaxSteps;  // shorter sequences always take the exact schedule
+
+constexpr unsigned kFullMask = 0xffffffffu;
+
+enum : uint32_t { kFlagEmpty = 0, kFlagAggregate = 1, kFlagInclusive = 2 };
+
+TLRT_DEVICE_INLINE float mul_rn(float a, float b) {
+  return __fmul_rn(a, b);
+}
+TLRT_DEVICE_INLINE double mul_rn(double a, double b) {
+  return __dmul_rn(a, b);
+}
+TLRT_DEVICE_INLINE float add_rn(float a, float b) {
+  return __fadd_rn(a, b);
+}
+TLRT_DEVICE_INLINE double add_rn(double a, double b) {
+  return __dadd_rn(a, b);
+}
+
+// One step of the affine recurrence, separately rounded: fl(fl(a*h) + b).
+template <class T>
+TLRT_DEVICE_INLINE T step(T a, T h, T b) {
+  return add_rn(mul_rn(a, h), b);
+}
+
+template <class T>
+TLRT_DEVICE_INLINE T load(const T* p) {
+  return __ldg(p);
+}
+
+// Time steps per thread in the fast schedule.
+constexpr int fast_steps_per_thread(size_t element_bytes) {
+  return static_cast<int>(scan_segment_steps(element_bytes));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Workspace of the fast schedule.
+
+struct FastPlan {
+  bool fast = false;
+  uint64_t tiles = 0, chunks = 0, chunk_steps = 0;
+  size_t agg_a = 0, agg_b = 0, inclusive = 0, part_da = 0, part_db = 0, flags = 0, ticket = 0;
+  size_t bytes = 0;
+};
+
+FastPlan fast_plan(uint64_t steps, uint64_t state, size_t element_bytes, bool constant_bwd,
+                   bool exact) {
+  FastPlan p;
+  if (exact || steps <= kExactMaxSteps || state == 0) return p;
+  p.fast = true;
+  p.chunk_steps = static_cast<uint64_t>(kSegments) * fast_steps_per_thread(element_bytes);
+  p.tiles = (state + kTileChannels - 1) / kTileChannels;
+  p.chunks = (steps + p.chunk_steps - 1) / p.chunk_steps;
+  auto align = [](size_t b) { return (b + 255) / 256 * 256; };
+  const size_t slots = static_cast<size_t>(p.tiles * p.chunks);
+  const size_t values = slots * kTileChannels * element_bytes;
+  size_t at = 0;
+  p.agg_a = at;
+  at = align(at + values);
+  p.agg_b = at;
+  at = align(at + values);
+  p.inclusive = at;
+  at = align(at + values);
+  if (constant_bwd) {
+    const size_t partial = static_cast<size_t>(p.chunks * state) * element_bytes;
+    p.part_da = at;
+    at = align(at + partial);
+    p.part_db = at;
+    at = align(at + partial);
+  }
+  p.flags = at;
+  p.ticket = at + slots * sizeof(uint32_t);
+  p.bytes = align(p.ticket + sizeof(uint32_t));
+  return p;
+}
+
+template <class T>
+struct FastWork {
+  T* agg_a;
+  T* agg_b;
+  T* inclusive;
+  T* part_da;
+  T* part_db;
+  uint32_t* flags;
+  uint32_t* ticket;
+  uint64_t tiles;
+};
+
+template <class T>
+FastWork<T> fast_work(const FastPlan& p, void* workspace) {
+  char* base = static_cast<char*>(workspace);
+  FastWork<T> w;
+  w.agg_a = reinterpret_cast<T*>(base + p.agg_a);
+  w.agg_b = reinterpret_cast<T*>(base + p.agg_b);
+  w.inclusive = reinterpret_cast<T*>(base + p.inclusive);
+  w.part_da = p.part_da != 0 ? reinterpret_cast<T*>(base + p.part_da) : nullptr;
+  w.part_db = p.part_db != 0 ? reinterpret_cast<T*>(base + p.part_db) : nullptr;
+  w.flags = reinterpret_cast<uint32_t*>(base + p.flags);
+  w.ticket = reinterpret_cast<uint32_t*>(base + p.ticket);
+  w.tiles = p.tiles;
+  return w;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Exact schedule.
+//
+// One warp per block, one thread per channel. Each thread streams its channel's operands through
+// a ring of kExactStages stages of D time steps in shared memory with cp.async (each thread
+// copies and later reads only its own column of the ring, so no barrier is involved): while the
+// chain runs stage s, the copies of stages s+1 .. s+kExactStages-1 are in flight. D is sized so
+// that the ring is kExactRingBytes per thread (48 KiB per block): 96 steps ahead for the forward
+// constant float32 scan, down to 18 for the float64 variable backward.
+
+template <class T, int Arrays>
+struct ExactStage {
+  static constexpr int kSteps =
+      static_cast<int>(kExactRingBytes / (kExactStages * Arrays * sizeof(T)));
+};
+
+template <class T, int Arrays, int D>
+struct ExactRing {
+  T v[kExactStages][Arrays][D][kExactThreads];
+};
+
+template <class T>
+TLRT_DEVICE_INLINE void copy_async(T* shared, const T* global) {
+  __pipeline_memcpy_async(shared, global, sizeof(T));
+}
+
+template <class T, bool Var>
+__global__ void __launch_bounds__(kExactThreads)
+    scan_fwd_exact(ScanOperands<T> in, T* __restrict__ out) {
+  constexpr int kArrays = Var ? 3 : 1;  // X (, A, B)
+  constexpr int D = ExactStage<T, kArrays>::kSteps;
+  __shared__ ExactRing<T, kArrays, D> ring;
+  const int tid = threadIdx.x;
+  const uint64_t c = static_cast<uint64_t>(blockIdx.x) * kExactThreads + tid;
+  if (c >= in.state) return;
+  const uint64_t S = in.state, steps = in.steps;
+  const uint64_t stages = (steps + D - 1) / D;
+  auto issue = [&](uint64_t s) {
+    if (s < stages) {
+      const int st = static_cast<int>(s % kExactStages);
+      for (int k = 0; k < D; ++k) {
+        const uint64_t t = s * D + k;
+        if (t >= steps) break;
+        const uint64_t i = t * S + c;
+        copy_async(&ring.v[st][0][k][tid], in.x + i);
+        if (Var) {
+          copy_async(&ring.v[st][Var ? 1 : 0][k][tid], in.a + i);
+          copy_async(&ring.v[st][Var ? 2 : 0][k][tid], in.b + i);
+        }
+      }
+    }
+    __pipeline_commit();  // an empty group past the end keeps the group count uniform
+  };
+  T ac = T(0), bc = T(0);
+  if (!Var) {
+    ac = load(in.a + c);
+    bc = load(in.b + c);
+  }
+  T h = load(in.h0 + c);
+  for (int s = 0; s < kExactStages - 1; ++s) issue(s);
+  for (uint64_t s = 0; s < stages; ++s) {
+    issue(s + kExactStages - 1);  // refills the stage read in the previous iteration
+    __pipeline_wait_prior(kExactStages - 1);
+    const int st = static_cast<int>(s % kExactStages);
+#pragma unroll 8
+    for (int k = 0; k < D; ++k) {
+      const uint64_t t = s * D + k;
+      if (t >= steps) break;
+      const T x = ring.v[st][0][k][tid];
+      const T a = Var ? ring.v[st][Var ? 1 : 0][k][tid] : ac;
+      const T b = Var ? ring.v[st][Var ? 2 : 0][k][tid] : bc;
+      h = step(a, h, mul_rn(b, x));
+      out[t * S + c] = h;
+    }
+  }
+}
+
+// Reverse time: position u = T-1-t. Ring arrays: dY, X, hprev (, A_{t+1}, B).
+template <class T, bool Var>
+__global__ void __launch_bounds__(kExactThreads)
+    scan_bwd_exact(ScanOperands<T> in, const T* __restrict__ out, const T* __restrict__ dy,
+                   ScanGradients<T> grad) {
+  constexpr int kArrays = Var ? 5 : 3;
+  constexpr int D = ExactStage<T, kArrays>::kSteps;
+  constexpr int kDy = 0, kX = 1, kHp = 2, kAn = Var ? 3 : 0, kB = Var ? 4 : 0;
+  __shared__ ExactRing<T, kArrays, D> ring;
+  const int tid = threadIdx.x;
+  const uint64_t c = static_cast<uint64_t>(blockIdx.x) * kExactThreads + tid;
+  if (c >= in.state) return;
+  const uint64_t S = in.state, steps = in.steps;
+  const uint64_t stages = (steps + D - 1) / D;
+  auto issue = [&](uint64_t s) {
+    if (s < stages) {
+      const int st = static_cast<int>(s % kExactStages);
+      for (int k = 0; k < D; ++k) {
+        const uint64_t u = s * D + k;
+        if (u >= steps) break;
+        const uint64_t t = steps - 1 - u;
+        const uint64_t i = t * S + c;
+        copy_async(&ring.v[st][kDy][k][tid], dy + i);
+        copy_async(&ring.v[st][kX][k][tid], in.x + i);
+        if (t != 0) copy_async(&ring.v[st][kHp][k][tid], out + (i - S));
+        if (Var) {
+          if (u != 0) copy_async(&ring.v[st][kAn][k][tid], in.a + (i + S));
+          copy_async(&ring.v[st][kB][k][tid], in.b + i);
+        }
+      }
+    }
+    __pipeline_commit();
+  };
+  T ac = T(0), bc = T(0);
+  if (!Var) {
+    ac = load(in.a + c);
+    bc = load(in.b + c);
+  }
+  const T h0 = load(in.h0 + c);
+  T g = T(0), sum_a = T(0), sum_b = T(0);
+  for (int s = 0; s < kExactStages - 1; ++s) issue(s);
+  for (uint64_t s = 0; s < stages; ++s) {
+    issue(s + kExactStages - 1);
+    __pipeline_wait_prior(kExactStages - 1);
+    const int st = static_cast<int>(s % kExactStages);
+#pragma unroll 4
+    for (int k = 0; k < D; ++k) {
+      const uint64_t u = s * D + k;
+      if (u >= steps) break;
+      const uint64_t t = steps - 1 - u;
+      const uint64_t i = t * S + c;
+      // u == 0: fl(fl(0 * +0) + dY) = fl(+0 + dY).
+      const T an = u == 0 ? T(0) : (Var ? ring.v[st][kAn][k][tid] : ac);
+      g = step(an, g, ring.v[st][kDy][k][tid]);
+      const T hp = t == 0 ? h0 : ring.v[st][kHp][k][tid];
+      const T da = mul_rn(g, hp);
+      const T db = mul_rn(g, ring.v[st][kX][k][tid]);
+      grad.dx[i] = mul_rn(g, Var ? ring.v[st][kB][k][tid] : bc);
+      if (Var) {
+        grad.da[i] = da;
+        grad.db[i] = db;
+      } else {
+        sum_a = add_rn(sum_a, da);
+        sum_b = add_rn(sum_b, db);
+      }
+    }
+  }
+  if (!Var) {
+    grad.da[c] = sum_a;
+    grad.db[c] = sum_b;
+  }
+  grad.dh0[c] = mul_rn(g, Var ? load(in.a + c) : ac);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Fast schedule.
+
+// Composes the maps of the segments before `upto` (0 .. upto-1) from shared memory: identity
+// when upto == 0 (returned as have = false).
+template <class T>
+TLRT_DEVICE_INLINE bool compose_segments(const T (*sa)[kTileChannels], const T (*sb)[kTileChannels],
+                                         int upto, int lane, T& pa, T& pb) {
+  if (upto == 0) return false;
+  pa = sa[0][lane];
+  pb = sb[0][lane];
+  for (int q = 1; q < upto; ++q) {
+    const T aq = sa[q][lane];
+    pb = step(aq, pb, sb[q][lane]);
+    pa = mul_rn(aq, pa);
+  }
+  return true;
+}
+
+// Warp 0 of a fast block: publishes the chunk aggregate (ga, gb) of slot chunk*tiles + tile,
+// resolves the carry-in by look-back and publishes the inclusive value. Returns the carry-in.
+template <class T>
+__device__ T resolve_carry(const FastWork<T>& w, uint64_t tile, uint64_t chunk, int lane, T ga,
+                           T gb, T first_carry) {
+  const uint64_t slot = chunk * w.tiles + tile;
+  const size_t v = static_cast<size_t>(slot) * kTileChannels + lane;
+  T carry = first_carry;
+  if (chunk != 0) {
+    w.agg_a[v] = ga;
+    w.agg_b[v] = gb;
+    __threadfence();
+    __syncwarp();
+    if (lane == 0) {
+      cuda::atomic_ref<uint32_t, cuda::thread_scope_device> flag(w.flags[slot]);
+      flag.store(kFlagAggregate, cuda::memory_order_release);
+    }
+    // Walk back over windows of up to 32 predecessors (lane q reads the flag of chunk
+    // end-1-q): wait until none of the window is empty, then compose the aggregates up to the
+    // nearest inclusive value. (ca, cb) is the composition of the aggregates passed so far.
+    T ca = T(1), cb = T(0);
+    bool have = false;
+    uint64_t end = chunk;
+    while (true) {
+      const uint64_t n = end < kTileChannels ? end : kTileChannels;
+      const bool mine = static_cast<uint64_t>(lane) < n;
+      const uint64_t pred = mine ? (end - 1 - lane) * w.tiles + tile : 0;
+      uint32_t f = kFlagInclusive;
+      if (mine) {
+        cuda::atomic_ref<uint32_t, cuda::thread_scope_device> flag(w.flags[pred]);
+        f = flag.load(cuda::memory_order_acquire);
+      }
+      while (__any_sync(kFullMask, f == kFlagEmpty)) {
+        __nanosleep(20);
+        if (f == kFlagEmpty) {
+          cuda::atomic_ref<uint32_t, cuda::thread_scope_device> flag(w.flags[pred]);
+          f = flag.load(cuda::memory_order_acquire);
+        }
+      }
+      const uint32_t inclusive = __ballot_sync(kFullMask, mine && f == kFlagInclusive);
+      __threadfence();
+      const int stop =
+          inclusive != 0 ? __ffs(static_cast<int>(inclusive)) - 1 : static_cast<int>(n);
+#pragma unroll 4
+      for (int q = 0; q < stop; ++q) {
+        const size_t pv =
+            static_cast<size_t>((end - 1 - q) * w.tiles + tile) * kTileChannels + lane;
+        const T pa = __ldcg(w.agg_a + pv);
+        const T pb = __ldcg(w.agg_b + pv);
+        if (have) {
+          cb = step(ca, pb, cb);
+          ca = mul_rn(ca, pa);
+        } else {
+          ca = pa;
+          cb = pb;
+          have = true;
+        }
+      }
+      if (inclusive != 0) {
+        const size_t pv =
+            static_cast<size_t>((end - 1 - stop) * w.tiles + tile) * kTileChannels + lane;
+        const T h = __ldcg(w.inclusive + pv);
+        carry = have ? step(ca, h, cb) : h;
+        break;
+      }
+      end -= n;  // chunk 0 publishes only an inclusive value, so a window reaching it stops
+    }
+  }
+  w.inclusive[v] = step(ga, carry, gb);
+  __threadfence();
+  __syncwarp();
+  if (lane == 0) {
+    cuda::atomic_ref<uint32_t, cuda::thread_scope_device> flag(w.flags[slot]);
+    flag.store(kFlagInclusive, cuda::memory_order_release);
+  }
+  return carry;
+}
+
+template <class T, bool Var, int K>
+__global__ void __launch_bounds__(kFastThreads)
+    scan_fwd_fast(ScanOperands<T> in, T* __restrict__ out, FastWork<T> w) {
+  __shared__ uint32_t s_ticket;
+  __shared__ T s_a[kSegments][kTileChannels];
+  __shared__ T s_b[kSegments][kTileChannels];
+  __shared__ T s_carry[kTileChannels];
+  if (threadIdx.x == 0) {
+    cuda::atomic_ref<uint32_t, cuda::thread_scope_device> ticket(*w.ticket);
+    s_ticket = ticket.fetch_add(1u, cuda::memory_order_relaxed);
+  }
+  __syncthreads();
+  const uint64_t ticket = s_ticket;
+  const uint64_t tile = ticket % w.tiles, chunk = ticket / w.tiles;
+  const int lane = threadIdx.x % kTileChannels, seg = threadIdx.x / kTileChannels;
+  const uint64_t S = in.state;
+  const uint64_t c = tile * kTileChannels + lane;
+  const bool live = c < S;
+  const uint64_t t0 =
+      chunk * (static_cast<uint64_t>(kSegments) * K) + static_cast<uint64_t>(seg) * K;
+
+  T ac = T(1), bc = T(0);
+  if (!Var && live) {
+    ac = load(in.a + c);
+    bc = load(in.b + c);
+  }
+  T av[K], bv[K];
+#pragma unroll
+  for (int k = 0; k < K; ++k) {
+    const uint64_t t = t0 + k;
+    if (live && t < in.steps) {
+      const uint64_t i = t * S + c;
+      const T x = load(in.x + i);
+      av[k] = Var ? load(in.a + i) : ac;
+      bv[k] = mul_rn(Var ? load(in.b + i) : bc, x);
+    } else {
+      av[k] = T(1);  // identity steps past the end
+      bv[k] = T(0);
+    }
+  }
+  T ca = av[0], cb = bv[0];
+#pragma unroll
+  for (int k = 1; k < K; ++k) {
+    cb = step(av[k], cb, bv[k]);
+    ca = mul_rn(av[k], ca);
+  }
+  s_a[seg][lane] = ca;
+  s_b[seg][lane] = cb;
+  __syncthreads();
+  if (seg == 0) {
+    T ga, gb;
+    compose_segments<T>(s_a, s_b, kSegments, lane, ga, gb);
+    const T first = live ? load(in.h0 + c) : T(0);
+    s_carry[lane] = resolve_carry(w, tile, chunk, lane, ga, gb, first);
+  }
+  __syncthreads();
+  T h = s_carry[lane];
+  T pa, pb;
+  if (compose_segments<T>(s_a, s_b, seg, lane, pa, pb)) h = step(pa, h, pb);
+  if (!live) return;
+#pragma unroll
+  for (int k = 0; k < K; ++k) {
+    const uint64_t t = t0 + k;
+    if (t < in.steps) {
+      h = step(av[k], h, bv[k]);
+      out[t * S + c] = h;
+    }
+  }
+}
+
+// Backward in reverse time: position u = T-1-t; coefficient an_u = A_{t+1} (0 at u = 0), bias
+// dY_t, carry +0.
+template <class T, bool Var, int K>
+__global__ void __launch_bounds__(kFastThreads)
+    scan_bwd_fast(ScanOperands<T> in, const T* __restrict__ out, const T* __restrict__ dy,
+                  ScanGradients<T> grad, FastWork<T> w) {
+  __shared__ uint32_t s_ticket;
+  __shared__ T s_a[kSegments][kTileChannels];
+  __shared__ T s_b[kSegments][kTileChannels];
+  __shared__ T s_carry[kTileChannels];
+  if (threadIdx.x == 0) {
+    cuda::atomic_ref<uint32_t, cuda::thread_scope_device> ticket(*w.ticket);
+    s_ticket = ticket.fetch_add(1u, cuda::memory_order_relaxed);
+  }
+  __syncthreads();
+  const uint64_t ticket = s_ticket;
+  const uint64_t tile = ticket % w.tiles, chunk = ticket / w.tiles;
+  const int lane = threadIdx.x % kTileChannels, seg = threadIdx.x / kTileChannels;
+  const uint64_t S = in.state, steps = in.steps;
+  const uint64_t c = tile * kTileChannels + lane;
+  const bool live = c < S;
+  const uint64_t u0 =
+      chunk * (static_cast<uint64_t>(kSegments) * K) + static_cast<uint64_t>(seg) * K;
+
+  T ac = T(1), bc = T(0);
+  if (!Var && live) {
+    ac = load(in.a + c);
+    bc = load(in.b + c);
+  }
+  T an[K], dv[K], hp[K], xv[K], bv[K];
+#pragma unroll
+  for (int k = 0; k < K; ++k) {
+    const uint64_t u = u0 + k;
+    if (live && u < steps) {
+      const uint64_t t = steps - 1 - u;
+      const uint64_t i = t * S + c;
+      dv[k] = load(dy + i);
+      an[k] = u == 0 ? T(0) : (Var ? load(in.a + (i + S)) : ac);
+      hp[k] = t == 0 ? load(in.h0 + c) : load(out + (i - S));
+      xv[k] = load(in.x + i);
+      bv[k] = Var ? load(in.b + i) : bc;
+    } else {
+      an[k] = T(1);
+      dv[k] = T(0);
+      hp[k] = xv[k] = bv[k] = T(0);
+    }
+  }
+  T ca = an[0], cb = dv[0];
+#pragma unroll
+  for (int k = 1; k < K; ++k) {
+    cb = step(an[k], cb, dv[k]);
+    ca = mul_rn(an[k], ca);
+  }
+  s_a[seg][lane] = ca;
+  s_b[seg][lane] = cb;
+  __syncthreads();
+  if (seg == 0) {
+    T ga, gb;
+    compose_segments<T>(s_a, s_b, kSegments, lane, ga, gb);
+    s_carry[lane] = resolve_carry(w, tile, chunk, lane, ga, gb, T(0));
+  }
+  __syncthreads();
+  T g = s_carry[lane];
+  T pa, pb;
+  if (compose_segments<T>(s_a, s_b, seg, lane, pa, pb)) g = step(pa, g, pb);
+  T sum_a = T(0), sum_b = T(0);
+#pragma unroll
+  for (int k = 0; k < K; ++k) {
+    const uint64_t u = u0 + k;
+    if (live && u < steps) {
+      const uint64_t t = steps - 1 - u;
+      const uint64_t i = t * S + c;
+      g = step(an[k], g, dv[k]);
+      const T da = mul_rn(g, hp[k]);
+      const T db = mul_rn(g, xv[k]);
+      grad.dx[i] = mul_rn(g, bv[k]);
+      if (Var) {
+        grad.da[i] = da;
+        grad.db[i] = db;
+      } else {
+        sum_a = add_rn(sum_a, da);
+        sum_b = add_rn(sum_b, db);
+      }
+      if (t == 0) grad.dh0[c] = mul_rn(g, Var ? load(in.a + c) : ac);
+    }
+  }
+  if (!Var) {
+    // The chunk's partial sums, segments in reverse time order.
+    __syncthreads();  // every thread has read s_a / s_b
+    s_a[seg][lane] = sum_a;
+    s_b[seg][lane] = sum_b;
+    __syncthreads();
+    if (seg == 0 && live) {
+      T pa_sum = T(0), pb_sum = T(0);
+      for (int q = 0; q < kSegments; ++q) {
+        pa_sum = add_rn(pa_sum, s_a[q][lane]);
+        pb_sum = add_rn(pb_sum, s_b[q][lane]);
+      }
+      w.part_da[chunk * S + c] = pa_sum;
+      w.part_db[chunk * S + c] = pb_sum;
+    }
+  }
+}
+
+// dA[c], dB[c] of the constant variant: the per-chunk partial sums folded in reverse time order
+// (chunk 0 holds the last time steps) from +0.
+template <class T>
+__global__ void __launch_bounds__(kThreads)
+    fold_chunks(const T* __restrict__ part_da, const T* __restrict__ part_db, uint64_t chunks,
+                uint64_t state, T* __restrict__ da, T* __restrict__ db) {
+  for (uint64_t c = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x; c < state;
+       c += static_cast<uint64_t>(gridDim.x) * blockDim.x) {
+    T sa = T(0), sb = T(0);
+    for (uint64_t k = 0; k < chunks; ++k) {
+      sa = add_rn(sa, part_da[k * state + c]);
+      sb = add_rn(sb, part_db[k * state + c]);
+    }
+    da[c] = sa;
+    db[c] = sb;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+
+dim3 exact_grid(uint64_t state, const char* op) {
+  const uint64_t blocks = (state + kExactThreads - 1) / kExactThreads;
+  if (blocks > 0x7fffffffu) fail(ErrorKind::invalid_argument, op, "state exceeds the CUDA grid");
+  return dim3(static_cast<unsigned>(blocks));
+}
+
+dim3 fast_grid(const FastPlan& p, const char* op) {
+  const uint64_t blocks = p.tiles * p.chunks;
+  if (blocks > 0x7fffffffu) {
+    fail(ErrorKind::invalid_argument, op, "seqLen*state exceeds the CUDA grid");
+  }
+  return dim3(static_cast<unsigned>(blocks));
+}
+
+void clear_flags(const FastPlan& p, void* workspace, CUstream_st* stream, const char* op) {
+  check_cuda(cudaMemsetAsync(static_cast<char*>(workspace) + p.flags, 0, p.bytes - p.flags, stream),
+             op, "cudaMemsetAsync(scan look-back flags)");
+}
+
+}  // namespace
+
+size_t selective_scan_fwd_workspace_bytes(uint64_t steps, uint64_t state, size_t element_bytes,
+                                          bool exact) {
+  return fast_plan(steps, state, element_bytes, false, exact).bytes;
+}
+
+size_t selective_scan_bwd_workspace_bytes(uint64_t steps, uint64_t state, size_t element_bytes,
+                                          bool variable, bool exact) {
+  return fast_plan(steps, state, element_bytes, !variable, exact).bytes;
+}
+
+template <class T>
+void selective_scan_fwd_cuda(const ScanOperands<T>& in, T* out, bool exact, void* workspace,
+                             CUstream_st* stream) {
+  const char* op = in.variable ? "selective_scan_diag_var_fwd" : "selective_scan_diag_fwd";
+  if (in.steps == 0 || in.state == 0) return;
+  const FastPlan p = fast_plan(in.steps, in.state, sizeof(T), false, exact);
+  if (!p.fast) {
+    const dim3 grid = exact_grid(in.state, op);
+    if (in.variable) {
+      scan_fwd_exact<T, true><<<grid, kExactThreads, 0, stream>>>(in, out);
+    } else {
+      scan_fwd_exact<T, false><<<grid, kExactThreads, 0, stream>>>(in, out);
+    }
+    check_launch(op);
+    return;
+  }
+  clear_flags(p, workspace, stream, op);
+  const FastWork<T> w = fast_work<T>(p, workspace);
+  constexpr int K = fast_steps_per_thread(sizeof(T));
+  const dim3 grid = fast_grid(p, op);
+  if (in.variable) {
+    scan_fwd_fast<T, true, K><<<grid, kFastThreads, 0, stream>>>(in, out, w);
+  } else {
+    scan_fwd_fast<T, false, K><<<grid, kFastThreads, 0, stream>>>(in, out, w);
+  }
+  check_launch(op);
+}
+
+template <class T>
+void selective_scan_bwd_cuda(const ScanOperands<T>& in, const T* out, const T* dy,
+                             const ScanGradients<T>& grad, bool exact, void* workspace,
+                             CUstream_st* stream) {
+  const char* op = in.variable ? "selective_scan_diag_var_bwd" : "selective_scan_diag_bwd";
+  if (in.steps == 0 || in.state == 0) return;
+  const FastPlan p = fast_plan(in.steps, in.state, sizeof(T), !in.variable, exact);
+  if (!p.fast) {
+    const dim3 grid = exact_grid(in.state, op);
+    if (in.variable) {
+      scan_bwd_exact<T, true><<<grid, kExactThreads, 0, stream>>>(in, out, dy, grad);
+    } else {
+      scan_bwd_exact<T, false><<<grid, kExactThreads, 0, stream>>>(in, out, dy, grad);
+    }
+    check_launch(op);
+    return;
+  }
+  clear_flags(p, workspace, stream, op);
+  const FastWork<T> w = fast_work<T>(p, workspace);
+  constexpr int K = fast_steps_per_thread(sizeof(T));
+  const dim3 grid = fast_grid(p, op);
+  if (in.variable) {
+    scan_bwd_fast<T, true, K><<<grid, kFastThreads, 0, stream>>>(in, out, dy, grad, w);
+    check_launch(op);
+    return;
+  }
+  scan_bwd_fast<T, false, K><<<grid, kFastThreads, 0, stream>>>(in, out, dy, grad, w);
+  check_launch(op);
+  fold_chunks<T><<<grid_for(in.state, kThreads), kThreads, 0, stream>>>(
+      w.part_da, w.part_db, p.chunks, in.state, grad.da, grad.db);
+  check_launch(op);
+}
+
+template void selective_scan_fwd_cuda<float>(const ScanOperands<float>&, float*, bool, void*,
+                                             CUstream_st*);
+template void selective_scan_fwd_cuda<double>(const ScanOperands<double>&, double*, bool, void*,
+                                              CUstream_st*);
+template void selective_scan_bwd_cuda<float>(const ScanOperands<float>&, const float*, const float*,
+                                             const ScanGradients<float>&, bool, void*,
+                                             CUstream_st*);
+template void selective_scan_bwd_cuda<double>(const ScanOperands<double>&, const double*,
+                                              const double*, const ScanGradients<double>&, bool,
+                                              void*, CUstream_st*);
+
+}  // namespace tlrt::kernels

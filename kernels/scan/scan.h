@@ -1,0 +1,81 @@
+// Diagonal selective scans (SPEC-ops 13): per channel j of S, over T time steps,
+//   b_t = fl(B_t * X_t),  h_t = fl(fl(A_t * h_{t-1}) + b_t),  h_{-1} = h0[j]
+// and the backward recurrence
+//   g_{T-1} = fl(+0 + dY_{T-1}),  g_t = fl(fl(A_{t+1} * g_{t+1}) + dY_t)
+//   da_t = fl(g_t * hprev_t), db_t = fl(g_t * X_t), dX_t = fl(g_t * B_t), dH0 = fl(g_0 * A_0)
+// with hprev_0 = h0, hprev_t = out_{t-1}. The constant variant broadcasts A and B (length S) over
+// time and folds dA[j], dB[j] over time in reverse order from +0: ((+0 + x_{T-1}) + ...) + x_0.
+// X, out, dY, dX are (T, S) row-major; the variable variant's A, B, dA, dB too.
+//
+// Two schedules on the device:
+//  - exact: one thread per channel running the literal recurrence (bit-identical to the
+//    reference backend), used when the runtime's deterministic setting is on;
+//  - fast: a single-pass chunked scan of the affine maps h -> a*h + b over time (decoupled
+//    look-back between chunks), within the bound derived in docs/NUMERICS.md.
+// Extents arrive validated (T, S > 0: empty cases are handled by the dispatch).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+struct CUstream_st;
+
+namespace tlrt::kernels {
+
+// Fast-schedule geometry, shared with the error bound (kernels/scan/scan_bound.h): each thread
+// runs K consecutive steps, a chunk is kScanSegments * K steps; sequences of at most
+// kScanExactMaxSteps steps take the exact schedule in either mode.
+constexpr uint64_t kScanSegments = 8;
+constexpr uint64_t kScanExactMaxSteps = 32;
+constexpr uint64_t scan_segment_steps(size_t element_bytes) {
+  return element_bytes == 4 ? 16 : 8;
+}
+constexpr uint64_t scan_chunk_steps(size_t element_bytes) {
+  return kScanSegments * scan_segment_steps(element_bytes);
+}
+
+template <class T>
+struct ScanOperands {
+  const T* a = nullptr;   // S (constant) or T*S (variable)
+  const T* b = nullptr;   // S (constant) or T*S (variable)
+  const T* x = nullptr;   // T*S
+  const T* h0 = nullptr;  // S
+  uint64_t steps = 0;     // T
+  uint64_t state = 0;     // S
+  bool variable = false;
+};
+
+// Backward outputs: da, db of S (constant) or T*S (variable); dx of T*S; dh0 of S.
+template <class T>
+struct ScanGradients {
+  T* da = nullptr;
+  T* db = nullptr;
+  T* dx = nullptr;
+  T* dh0 = nullptr;
+};
+
+// Reference backend (kernels/scan/scan_ref.cpp): the literal recurrences in time order (forward)
+// and reverse time order (backward), each product and sum separately rounded.
+template <class T>
+void selective_scan_fwd_ref(const ScanOperands<T>& in, T* out);
+template <class T>
+void selective_scan_bwd_ref(const ScanOperands<T>& in, const T* out, const T* dy,
+                            const ScanGradients<T>& grad);
+
+// CUDA backend (kernels/scan/scan.cu). Asynchronous on `stream`. `exact` selects the
+// one-thread-per-channel schedule. `workspace` is device memory of the size the matching
+// *_workspace_bytes function returns for the same operands and schedule (null when that is 0);
+// nothing in it needs to be initialised by the caller.
+size_t selective_scan_fwd_workspace_bytes(uint64_t steps, uint64_t state, size_t element_bytes,
+                                          bool exact);
+size_t selective_scan_bwd_workspace_bytes(uint64_t steps, uint64_t state, size_t element_bytes,
+                                          bool variable, bool exact);
+template <class T>
+void selective_scan_fwd_cuda(const ScanOperands<T>& in, T* out, bool exact, void* workspace,
+                             CUstream_st* stream);
+template <class T>
+void selective_scan_bwd_cuda(const ScanOperands<T>& in, const T* out, const T* dy,
+                             const ScanGradients<T>& grad, bool exact, void* workspace,
+                             CUstream_st* stream);
+
+}  // namespace tlrt::kernels

@@ -1,0 +1,127 @@
+// The parity bound of the fast schedule of the selective scans (docs/NUMERICS.md, "Diagonal
+// selective scans"): per output element, the largest |fast - exact| the derivation allows, from
+// the absolute-value recurrence H_t = |a_t| H_{t-1} + |b_t| (H_{-1} = |h0|) and the depth of the
+// composition tree. Host only (long double), shared by the ABI suite and tlrt-parity.
+//
+// Both schedules evaluate the same real recurrence y_t = a_t y_{t-1} + b_t (b_t = fl(B_t X_t) is
+// formed identically by both). A term of y_t passing through m rounded operations carries a
+// factor (1 + theta_m), |theta_m| <= gamma_m = m u / (1 - m u), so a schedule whose every leaf-to-
+// output path in the composition tree has at most d nodes (two roundings each, mul and add) is
+// within gamma_{2d+1} H_t of y_t. The literal recurrence has d = t + 1 at step t. The fast
+// schedule: <= K steps of the source segment, <= 7 segment compositions, the inclusive
+// application, <= 2 nodes per chunk crossed (a look-back composition and an application), <= 7
+// prefix compositions and its own <= K steps: d <= 2K + 16 + 2 c with c = t / L (L = 8K).
+// Hence |fast_t - exact_t| <= (gamma_{2(t+1)+1} + gamma_{2(2K+16+2c)+1}) H_t.
+#pragma once
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "kernels/scan/scan.h"
+
+namespace tlrt::kernels {
+
+template <class T>
+constexpr long double scan_unit_roundoff() {
+  return sizeof(T) == 4 ? 0x1p-24L : 0x1p-53L;
+}
+
+inline long double scan_gamma(long double m, long double u) {
+  const long double mu = m * u;
+  return mu < 1 ? mu / (1 - mu) : std::numeric_limits<long double>::infinity();
+}
+
+// The factor multiplying H at scan position `pos` (time order for the forward, reverse time
+// for the backward's g).
+template <class T>
+long double scan_state_factor(uint64_t pos) {
+  const long double u = scan_unit_roundoff<T>();
+  const uint64_t k = scan_segment_steps(sizeof(T));
+  const uint64_t depth = 2 * k + 16 + 2 * (pos / scan_chunk_steps(sizeof(T)));
+  return scan_gamma(2.0L * (pos + 1) + 1, u) + scan_gamma(2.0L * depth + 1, u);
+}
+
+// Forward: bound per element of h (T*S).
+template <class T>
+std::vector<long double> selective_scan_fwd_bound(const ScanOperands<T>& in) {
+  const uint64_t steps = in.steps, state = in.state;
+  std::vector<long double> bound(steps * state);
+  std::vector<long double> h(state);
+  for (uint64_t j = 0; j < state; ++j) h[j] = std::fabs(static_cast<long double>(in.h0[j]));
+  for (uint64_t t = 0; t < steps; ++t) {
+    const long double f = scan_state_factor<T>(t);
+    for (uint64_t j = 0; j < state; ++j) {
+      const uint64_t i = t * state + j;
+      const T a = in.variable ? in.a[i] : in.a[j];
+      const T b = in.variable ? in.b[i] : in.b[j];
+      const T bx = b * in.x[i];
+      h[j] =
+          std::fabs(static_cast<long double>(a)) * h[j] + std::fabs(static_cast<long double>(bx));
+      bound[i] = f * h[j];
+    }
+  }
+  return bound;
+}
+
+struct ScanGradientBound {
+  std::vector<long double> da, db, dx, dh0;
+};
+
+// Backward: with G the absolute-value recurrence of g in reverse time (coefficient |A_{t+1}|,
+// 0 at t = T-1; bias |dY_t|), dg_t = factor * G_t and Gx_t = G_t + dg_t bounding |g| in either
+// schedule, a product fl(g m) differs by at most |m| (dg + 2u Gx); the constant variant's sums add
+// the two folds' error 2 gamma_{T+1} sum |m| Gx.
+template <class T>
+ScanGradientBound selective_scan_bwd_bound(const ScanOperands<T>& in, const T* out, const T* dy) {
+  const uint64_t steps = in.steps, state = in.state;
+  const long double u = scan_unit_roundoff<T>();
+  ScanGradientBound r;
+  const uint64_t coefficient = in.variable ? steps * state : state;
+  r.da.assign(coefficient, 0);
+  r.db.assign(coefficient, 0);
+  r.dx.assign(steps * state, 0);
+  r.dh0.assign(state, 0);
+  std::vector<long double> g(state, 0), mass_a(state, 0), mass_b(state, 0);
+  for (uint64_t p = 0; p < steps; ++p) {
+    const uint64_t t = steps - 1 - p;
+    const long double f = scan_state_factor<T>(p);
+    for (uint64_t j = 0; j < state; ++j) {
+      const uint64_t i = t * state + j;
+      const long double an =
+          p == 0 ? 0 : std::fabs(static_cast<long double>(in.variable ? in.a[i + state] : in.a[j]));
+      g[j] = an * g[j] + std::fabs(static_cast<long double>(dy[i]));
+      const long double dg = f * g[j];
+      const long double gx = g[j] + dg;
+      const long double hp =
+          std::fabs(static_cast<long double>(t == 0 ? in.h0[j] : out[i - state]));
+      const long double xv = std::fabs(static_cast<long double>(in.x[i]));
+      const long double bv = std::fabs(static_cast<long double>(in.variable ? in.b[i] : in.b[j]));
+      r.dx[i] = bv * (dg + 2 * u * gx);
+      if (in.variable) {
+        r.da[i] = hp * (dg + 2 * u * gx);
+        r.db[i] = xv * (dg + 2 * u * gx);
+      } else {
+        r.da[j] += hp * (dg + 2 * u * gx);
+        r.db[j] += xv * (dg + 2 * u * gx);
+        mass_a[j] += hp * gx;
+        mass_b[j] += xv * gx;
+      }
+      if (t == 0) {
+        r.dh0[j] = std::fabs(static_cast<long double>(in.a[j])) * (dg + 2 * u * gx);
+      }
+    }
+  }
+  if (!in.variable) {
+    const long double fold = 2 * scan_gamma(static_cast<long double>(steps) + 1, u);
+    for (uint64_t j = 0; j < state; ++j) {
+      r.da[j] += fold * mass_a[j];
+      r.db[j] += fold * mass_b[j];
+    }
+  }
+  return r;
+}
+
+}  // namespace tlrt::kernels

@@ -1,0 +1,666 @@
+// The diagonal selective scans selective_scan_diag_fwd / _bwd / _var_fwd / _var_bwd through the
+// Lean boundary, on the backend TLRT_DEVICE selects (ctest runs this binary once with cpu and once
+// with cuda). Inputs are made and results read back as exact words. Covered: the staged rounding
+// (cases where fl(fl(a*h) + b) and fma(a, h, b) differ, for the state and the product B*X), the
+// +0 start of g (a -0 cotangent gives +0 gradients), the reverse-time fold of the constant
+// variant's dA and dB (1e8, 1, -1e8 patterns where the order shows), |A| > 1, NaN and infinity
+// propagation, float64, the empty rules, the (dA, (dB, (dX, dH0))) tuple and its ownership,
+// bit-exact agreement with an independent host recurrence with the deterministic setting on
+// (both backends), the derived bound with it off (the fast schedule on the device), ten-run
+// bitwise repeatability in both modes, and every bad input's panic with its message.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "abi_test_support.h"
+#include "kernels/scan/scan_bound.h"
+
+using namespace abi_test;
+
+namespace {
+
+template <class T>
+using Bits = typename Dt<T>::Bits;
+
+template <class T>
+Bits<T> bits_of(T v) {
+  Bits<T> b;
+  std::memcpy(&b, &v, sizeof b);
+  return b;
+}
+
+template <class T>
+T value_of(Bits<T> b) {
+  T v;
+  std::memcpy(&v, &b, sizeof v);
+  return v;
+}
+
+template <class T>
+Obj make_buffer(const std::vector<T>& values) {
+  std::vector<uint8_t> bytes(values.size() * sizeof(T));
+  if (!bytes.empty()) std::memcpy(bytes.data(), values.data(), bytes.size());
+  Io io = take_io(
+      torchlean_cuda_buffer_of_bytes_io(byte_array(bytes).get(), Dt<T>::kCode, Dt<T>::kCode));
+  EXPECT_TRUE(io.ok) << io.message;
+  return std::move(io.value);
+}
+
+template <class T>
+std::vector<T> values_of_buffer(lean_object* buffer) {
+  EXPECT_EQ(torchlean_cuda_buffer_dtype(buffer), Dt<T>::kCode);
+  Io io = take_io(torchlean_cuda_buffer_to_bytes_io(buffer, Dt<T>::kCode));
+  EXPECT_TRUE(io.ok) << io.message;
+  if (!io.ok) return {};
+  const std::vector<uint8_t> bytes = bytes_of(io.value.get());
+  std::vector<T> v(bytes.size() / sizeof(T));
+  if (!v.empty()) std::memcpy(v.data(), bytes.data(), v.size() * sizeof(T));
+  return v;
+}
+
+bool set_deterministic(bool on) {
+  Io io = take_io(torchlean_libtorch_set_setting(2, on ? 1 : 0));
+  return io.ok;
+}
+
+// Restores the deterministic setting's value at scope exit.
+class DeterministicScope {
+ public:
+  explicit DeterministicScope(bool on) {
+    Io io = take_io(torchlean_libtorch_get_setting(2));
+    saved_ = io.ok && lean_unbox(io.value.get()) != 0;
+    EXPECT_TRUE(set_deterministic(on));
+  }
+  ~DeterministicScope() { set_deterministic(saved_); }
+
+ private:
+  bool saved_ = false;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Problem data and an independent host recurrence (the spec's formulas, literally).
+
+template <class T>
+struct Problem {
+  uint32_t steps = 0, state = 0;
+  bool variable = false;
+  std::vector<T> a, b, x, h0, out, dy;
+};
+
+template <class T>
+std::vector<T> host_fwd(const Problem<T>& p) {
+  const uint64_t S = p.state;
+  std::vector<T> h(uint64_t{p.steps} * S);
+  for (uint64_t j = 0; j < S; ++j) {
+    T state = p.h0[j];
+    for (uint64_t t = 0; t < p.steps; ++t) {
+      const uint64_t i = t * S + j;
+      const T a = p.variable ? p.a[i] : p.a[j];
+      const T b = p.variable ? p.b[i] : p.b[j];
+      const T bx = b * p.x[i];
+      const T ah = a * state;
+      state = ah + bx;
+      h[i] = state;
+    }
+  }
+  return h;
+}
+
+template <class T>
+struct Grads {
+  std::vector<T> da, db, dx, dh0;
+};
+
+template <class T>
+Grads<T> host_bwd(const Problem<T>& p) {
+  const uint64_t S = p.state, steps = p.steps;
+  Grads<T> r;
+  r.da.assign(p.variable ? steps * S : S, T(0));
+  r.db.assign(p.variable ? steps * S : S, T(0));
+  r.dx.assign(steps * S, T(0));
+  r.dh0.assign(S, T(0));
+  if (steps == 0) return r;
+  for (uint64_t j = 0; j < S; ++j) {
+    T g = T(0);
+    T sa = T(0), sb = T(0);
+    for (uint64_t s = 0; s < steps; ++s) {
+      const uint64_t t = steps - 1 - s;
+      const uint64_t i = t * S + j;
+      if (s == 0) {
+        g = T(0) + p.dy[i];
+      } else {
+        const T an = p.variable ? p.a[i + S] : p.a[j];
+        const T ag = an * g;
+        g = ag + p.dy[i];
+      }
+      const T hp = t == 0 ? p.h0[j] : p.out[i - S];
+      const T da = g * hp;
+      const T db = g * p.x[i];
+      r.dx[i] = g * (p.variable ? p.b[i] : p.b[j]);
+      if (p.variable) {
+        r.da[i] = da;
+        r.db[i] = db;
+      } else {
+        sa = sa + da;
+        sb = sb + db;
+      }
+    }
+    if (!p.variable) {
+      r.da[j] = sa;
+      r.db[j] = sb;
+    }
+    r.dh0[j] = g * p.a[j];
+  }
+  return r;
+}
+
+template <class T>
+Problem<T> random_problem(uint32_t steps, uint32_t state, bool variable, uint32_t seed,
+                          bool specials, double a_max = 0.999) {
+  std::mt19937_64 gen(seed);
+  std::uniform_real_distribution<double> unit(-1.0, 1.0);
+  Problem<T> p;
+  p.steps = steps;
+  p.state = state;
+  p.variable = variable;
+  const uint64_t n = uint64_t{steps} * state;
+  const uint64_t nc = variable ? n : state;
+  for (uint64_t i = 0; i < nc; ++i) {
+    p.a.push_back(static_cast<T>(a_max * unit(gen)));
+    p.b.push_back(static_cast<T>(unit(gen)));
+  }
+  for (uint64_t i = 0; i < n; ++i) {
+    p.x.push_back(static_cast<T>(unit(gen)));
+    p.dy.push_back(static_cast<T>(unit(gen)));
+  }
+  for (uint64_t j = 0; j < state; ++j) p.h0.push_back(static_cast<T>(unit(gen)));
+  if (specials && n > 4) {
+    const T inf = std::numeric_limits<T>::infinity();
+    const T nan = std::numeric_limits<T>::quiet_NaN();
+    p.x[n / 3] = nan;
+    p.x[n / 2] = inf;
+    p.dy[n / 4] = -inf;
+    p.h0[0] = nan;
+    p.a[nc - 1] = T(1.5);  // |A| > 1
+  }
+  p.out = host_fwd(p);
+  return p;
+}
+
+struct Handles {
+  Obj a, b, x, h0, out, dy;
+};
+
+template <class T>
+Handles upload(const Problem<T>& p) {
+  return {make_buffer(p.a),  make_buffer(p.b),   make_buffer(p.x),
+          make_buffer(p.h0), make_buffer(p.out), make_buffer(p.dy)};
+}
+
+template <class T>
+std::vector<T> device_fwd(const Problem<T>& p, const Handles& h) {
+  Obj r(p.variable ? torchlean_cuda_buffer_selective_scan_diag_var_fwd(
+                         h.a.get(), h.b.get(), h.x.get(), h.h0.get(), p.steps, p.state)
+                   : torchlean_cuda_buffer_selective_scan_diag_fwd(h.a.get(), h.b.get(), h.x.get(),
+                                                                   h.h0.get(), p.steps, p.state));
+  return values_of_buffer<T>(r.get());
+}
+
+// Splits the (dA, (dB, (dX, dH0))) tuple, checking its constructor layout.
+template <class T>
+Grads<T> unpack(lean_object* tuple) {
+  Grads<T> g;
+  EXPECT_TRUE(lean_is_ctor(tuple));
+  EXPECT_EQ(lean_ptr_tag(tuple), 0u);
+  EXPECT_EQ(lean_ctor_num_objs(tuple), 2u);
+  lean_object* rest = lean_ctor_get(tuple, 1);
+  EXPECT_EQ(lean_ctor_num_objs(rest), 2u);
+  lean_object* last = lean_ctor_get(rest, 1);
+  EXPECT_EQ(lean_ctor_num_objs(last), 2u);
+  g.da = values_of_buffer<T>(lean_ctor_get(tuple, 0));
+  g.db = values_of_buffer<T>(lean_ctor_get(rest, 0));
+  g.dx = values_of_buffer<T>(lean_ctor_get(last, 0));
+  g.dh0 = values_of_buffer<T>(lean_ctor_get(last, 1));
+  return g;
+}
+
+lean_object* call_bwd(bool variable, const Handles& h, uint32_t steps, uint32_t state) {
+  return variable ? torchlean_cuda_buffer_selective_scan_diag_var_bwd(
+                        h.a.get(), h.b.get(), h.x.get(), h.h0.get(), h.out.get(), h.dy.get(), steps,
+                        state)
+                  : torchlean_cuda_buffer_selective_scan_diag_bwd(h.a.get(), h.b.get(), h.x.get(),
+                                                                  h.h0.get(), h.out.get(),
+                                                                  h.dy.get(), steps, state);
+}
+
+template <class T>
+Grads<T> device_bwd(const Problem<T>& p, const Handles& h) {
+  Obj r(call_bwd(p.variable, h, p.steps, p.state));
+  return unpack<T>(r.get());
+}
+
+// Equal bits, or both NaN.
+template <class T>
+void expect_same(const std::vector<T>& got, const std::vector<T>& want, const std::string& what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  int reported = 0;
+  for (size_t i = 0; i < got.size(); ++i) {
+    const bool same =
+        bits_of(got[i]) == bits_of(want[i]) || (std::isnan(got[i]) && std::isnan(want[i]));
+    if (!same && reported++ < 5) {
+      ADD_FAILURE() << what << " [" << i << "]: got " << got[i] << " (0x" << std::hex
+                    << bits_of(got[i]) << ") want " << want[i] << " (0x" << bits_of(want[i])
+                    << std::dec << ")";
+    }
+  }
+}
+
+template <class T>
+void expect_same(const Grads<T>& got, const Grads<T>& want, const std::string& what) {
+  expect_same(got.da, want.da, what + " dA");
+  expect_same(got.db, want.db, what + " dB");
+  expect_same(got.dx, want.dx, what + " dX");
+  expect_same(got.dh0, want.dh0, what + " dH0");
+}
+
+template <class T>
+void expect_within(const std::vector<T>& got, const std::vector<T>& want,
+                   const std::vector<long double>& bound, const std::string& what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  int reported = 0;
+  for (size_t i = 0; i < got.size(); ++i) {
+    const long double d = std::fabs(static_cast<long double>(got[i]) - want[i]);
+    if (!(d <= bound[i]) && reported++ < 5) {
+      ADD_FAILURE() << what << " [" << i << "]: got " << got[i] << " want " << want[i] << " bound "
+                    << static_cast<double>(bound[i]);
+    }
+  }
+}
+
+tlrt::kernels::ScanOperands<float> operands_of(const Problem<float>& p) {
+  return {p.a.data(), p.b.data(), p.x.data(), p.h0.data(), p.steps, p.state, p.variable};
+}
+tlrt::kernels::ScanOperands<double> operands_of(const Problem<double>& p) {
+  return {p.a.data(), p.b.data(), p.x.data(), p.h0.data(), p.steps, p.state, p.variable};
+}
+
+class Scan : public BackendSuite {};
+using ScanDeathTest = Scan;
+
+template <class T>
+Problem<T> fixed(uint32_t steps, uint32_t state, bool variable, std::vector<T> a, std::vector<T> b,
+                 std::vector<T> x, std::vector<T> h0) {
+  Problem<T> p;
+  p.steps = steps;
+  p.state = state;
+  p.variable = variable;
+  p.a = std::move(a);
+  p.b = std::move(b);
+  p.x = std::move(x);
+  p.h0 = std::move(h0);
+  p.out = host_fwd(p);
+  p.dy.assign(uint64_t{steps} * state, T(1));
+  return p;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Hand fixtures.
+
+TEST_F(Scan, StateIsMultipliedThenAddedNotFused) {
+  const float e = 0x1p-23f;
+  // Channel 0: fl(a*h) = 1 + 2^-22 (the 2^-46 of the exact product is lost), + (-(1 + 2^-22)) = 0;
+  // fma(a, h, b) would give 2^-46. Channel 1: fl(B*X) = 1 + 2^-22 likewise, added to
+  // fl(1 * -(1 + 2^-22)) gives 0 where fma(B, X, a*h) gives 2^-46.
+  for (bool variable : {false, true}) {
+    Problem<float> p = fixed<float>(1, 2, variable, {1 + e, 1}, {1, 1 + e}, {-(1 + 2 * e), 1 + e},
+                                    {1 + e, -(1 + 2 * e)});
+    Handles h = upload(p);
+    const std::vector<float> got = device_fwd(p, h);
+    ASSERT_EQ(got.size(), 2u);
+    EXPECT_EQ(bits_of(got[0]), 0u) << variable;
+    EXPECT_EQ(bits_of(got[1]), 0u) << variable;
+    EXPECT_NE(bits_of(std::fma(1 + e, 1 + e, -(1 + 2 * e))), 0u);
+  }
+  // float64: the same with 2^-52.
+  const double d = 0x1p-52;
+  Problem<double> p = fixed<double>(1, 1, false, {1 + d}, {1}, {-(1 + 2 * d)}, {1 + d});
+  Handles h = upload(p);
+  const std::vector<double> got = device_fwd(p, h);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(bits_of(got[0]), 0u);
+}
+
+TEST_F(Scan, GradientRecurrenceIsMultipliedThenAdded) {
+  const float e = 0x1p-23f;
+  // T = 2: g_1 = 1 + 2^-23; g_0 = fl(fl(A * g_1) + dY_0) = fl((1 + 2^-22) - (1 + 2^-22)) = +0,
+  // so dX_0 = g_0 * B = +0 (fused: 2^-46).
+  for (bool variable : {false, true}) {
+    Problem<float> p;
+    p.steps = 2;
+    p.state = 1;
+    p.variable = variable;
+    p.a = variable ? std::vector<float>{1 + e, 1 + e} : std::vector<float>{1 + e};
+    p.b = variable ? std::vector<float>{1, 1} : std::vector<float>{1};
+    p.x = {1, 1};
+    p.h0 = {1};
+    p.out = host_fwd(p);
+    p.dy = {-(1 + 2 * e), 1 + e};
+    Handles h = upload(p);
+    const Grads<float> g = device_bwd(p, h);
+    ASSERT_EQ(g.dx.size(), 2u);
+    EXPECT_EQ(bits_of(g.dx[0]), 0u) << variable;
+    EXPECT_EQ(bits_of(g.dx[1]), bits_of(1 + e)) << variable;
+    expect_same(g, host_bwd(p), "hand");
+  }
+}
+
+TEST_F(Scan, NegativeZeroCotangentStartsFromPositiveZero) {
+  for (bool variable : {false, true}) {
+    Problem<float> p = fixed<float>(1, 1, variable, {1}, {1}, {1}, {1});
+    p.dy = {-0.0f};
+    Handles h = upload(p);
+    const Grads<float> g = device_bwd(p, h);
+    // g_0 = fl(+0 + -0) = +0: every product with a positive factor is +0.
+    for (const auto* v : {&g.da, &g.db, &g.dx, &g.dh0}) {
+      ASSERT_EQ(v->size(), 1u);
+      EXPECT_EQ(bits_of((*v)[0]), 0u) << variable;
+    }
+  }
+}
+
+TEST_F(Scan, ConstantGradientsFoldInReverseTime) {
+  // A = 0 makes g_t = dY_t = 1; da_t = hprev_t = [1, 1e8, -1e8] and db_t = X_t likewise. The
+  // reverse fold ((+0 + -1e8) + 1e8) + 1 = 1; the forward one (1 + 1e8) - 1e8 would be 0.
+  Problem<float> p;
+  p.steps = 3;
+  p.state = 1;
+  p.a = {0};
+  p.b = {1};
+  p.x = {1, 1e8f, -1e8f};
+  p.h0 = {1};
+  p.out = {1e8f, -1e8f, 5};
+  p.dy = {1, 1, 1};
+  Handles h = upload(p);
+  const Grads<float> g = device_bwd(p, h);
+  ASSERT_EQ(g.da.size(), 1u);
+  EXPECT_EQ(g.da[0], 1.0f);
+  EXPECT_EQ(g.db[0], 1.0f);
+  expect_same(g, host_bwd(p), "fold");
+  // float64: 1e17 swamps 1 the same way.
+  Problem<double> q;
+  q.steps = 3;
+  q.state = 1;
+  q.a = {0};
+  q.b = {1};
+  q.x = {1, 1e17, -1e17};
+  q.h0 = {1};
+  q.out = {1e17, -1e17, 5};
+  q.dy = {1, 1, 1};
+  Handles hq = upload(q);
+  const Grads<double> gq = device_bwd(q, hq);
+  ASSERT_EQ(gq.da.size(), 1u);
+  EXPECT_EQ(gq.da[0], 1.0);
+  EXPECT_EQ(gq.db[0], 1.0);
+}
+
+TEST_F(Scan, ExpansiveAndNonFiniteValuesPropagate) {
+  const float inf = std::numeric_limits<float>::infinity();
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  // Channel 0 grows by 2 each step; channel 1 meets +inf at t = 1; channel 2 NaN in X at t = 0.
+  Problem<float> p = fixed<float>(3, 3, false, {2, 0.5f, 1}, {1, 1, 1},
+                                  {1, 0, nan, 0, inf, 0, 0, 0, 0}, {1, 0, 0});
+  Handles h = upload(p);
+  const std::vector<float> got = device_fwd(p, h);
+  ASSERT_EQ(got.size(), 9u);
+  EXPECT_EQ(got[0], 3.0f);
+  EXPECT_EQ(got[3], 6.0f);
+  EXPECT_EQ(got[6], 12.0f);
+  EXPECT_EQ(got[4], inf);
+  EXPECT_EQ(got[7], inf);
+  EXPECT_TRUE(std::isnan(got[2]));
+  EXPECT_TRUE(std::isnan(got[8]));
+  expect_same(got, host_fwd(p), "fwd");
+  expect_same(device_bwd(p, h), host_bwd(p), "bwd");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Empty rules.
+
+TEST_F(Scan, EmptyShapes) {
+  for (bool variable : {false, true}) {
+    for (auto [steps, state] : {std::pair<uint32_t, uint32_t>{0, 3}, {4, 0}, {0, 0}}) {
+      const uint64_t n = uint64_t{steps} * state;
+      const uint64_t nc = variable ? n : state;
+      Handles h{make_buffer(std::vector<float>(nc, 1)), make_buffer(std::vector<float>(nc, 1)),
+                make_buffer(std::vector<float>(n, 1)),  make_buffer(std::vector<float>(state, 1)),
+                make_buffer(std::vector<float>(n, 1)),  make_buffer(std::vector<float>(n, 1))};
+      Obj f(variable ? torchlean_cuda_buffer_selective_scan_diag_var_fwd(
+                           h.a.get(), h.b.get(), h.x.get(), h.h0.get(), steps, state)
+                     : torchlean_cuda_buffer_selective_scan_diag_fwd(
+                           h.a.get(), h.b.get(), h.x.get(), h.h0.get(), steps, state));
+      EXPECT_EQ(torchlean_cuda_buffer_size(f.get()), 0u);
+      Obj r(call_bwd(variable, h, steps, state));
+      const Grads<float> g = unpack<float>(r.get());
+      EXPECT_EQ(g.da, std::vector<float>(nc, 0.0f));
+      EXPECT_EQ(g.db, std::vector<float>(nc, 0.0f));
+      EXPECT_TRUE(g.dx.empty());
+      EXPECT_EQ(g.dh0, std::vector<float>(state, 0.0f));
+      for (const auto* v : {&g.da, &g.db, &g.dh0}) {
+        for (float z : *v) EXPECT_EQ(bits_of(z), 0u);  // +0, not -0
+      }
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Against the host recurrence.
+
+template <class T>
+void exact_against_host(uint32_t seed) {
+  DeterministicScope scope(true);
+  const std::pair<uint32_t, uint32_t> shapes[] = {{1, 1},    {3, 5},    {33, 33},
+                                                  {300, 70}, {1000, 3}, {129, 40}};
+  for (auto [steps, state] : shapes) {
+    for (bool variable : {false, true}) {
+      for (bool specials : {false, true}) {
+        Problem<T> p = random_problem<T>(steps, state, variable, seed++, specials, 1.05);
+        Handles h = upload(p);
+        const std::string what = "T " + std::to_string(steps) + " S " + std::to_string(state) +
+                                 (variable ? " var" : " const") + (specials ? " specials" : "");
+        expect_same(device_fwd(p, h), host_fwd(p), what + " fwd");
+        expect_same(device_bwd(p, h), host_bwd(p), what + " bwd");
+      }
+    }
+  }
+}
+
+TEST_F(Scan, DeterministicSettingGivesTheRecurrenceBitForBitFloat32) {
+  exact_against_host<float>(11);
+}
+
+TEST_F(Scan, DeterministicSettingGivesTheRecurrenceBitForBitFloat64) {
+  exact_against_host<double>(23);
+}
+
+template <class T>
+void fast_within_bound(uint32_t seed) {
+  DeterministicScope scope(false);
+  const std::pair<uint32_t, uint32_t> shapes[] = {{1, 1},    {17, 3},   {300, 70},
+                                                  {3000, 5}, {129, 40}, {4100, 33}};
+  for (auto [steps, state] : shapes) {
+    for (bool variable : {false, true}) {
+      Problem<T> p = random_problem<T>(steps, state, variable, seed++, false, 1.0);
+      Handles h = upload(p);
+      const std::string what = "T " + std::to_string(steps) + " S " + std::to_string(state) +
+                               (variable ? " var" : " const");
+      const auto ops = operands_of(p);
+      expect_within(device_fwd(p, h), host_fwd(p), tlrt::kernels::selective_scan_fwd_bound(ops),
+                    what + " fwd");
+      const Grads<T> got = device_bwd(p, h);
+      const Grads<T> want = host_bwd(p);
+      const auto bound = tlrt::kernels::selective_scan_bwd_bound(ops, p.out.data(), p.dy.data());
+      expect_within(got.da, want.da, bound.da, what + " dA");
+      expect_within(got.db, want.db, bound.db, what + " dB");
+      expect_within(got.dx, want.dx, bound.dx, what + " dX");
+      expect_within(got.dh0, want.dh0, bound.dh0, what + " dH0");
+    }
+  }
+}
+
+TEST_F(Scan, FastScheduleStaysWithinTheDerivedBoundFloat32) {
+  fast_within_bound<float>(5);
+}
+
+TEST_F(Scan, FastScheduleStaysWithinTheDerivedBoundFloat64) {
+  fast_within_bound<double>(7);
+}
+
+TEST_F(Scan, TenRunsGiveTheSameBitsInBothModes) {
+  for (bool deterministic : {true, false}) {
+    DeterministicScope scope(deterministic);
+    for (bool variable : {false, true}) {
+      Problem<float> p = random_problem<float>(5000, 40, variable, 99, false);
+      Handles h = upload(p);
+      const std::vector<float> first = device_fwd(p, h);
+      const Grads<float> first_g = device_bwd(p, h);
+      for (int run = 1; run < 10; ++run) {
+        expect_same(device_fwd(p, h), first, "fwd run " + std::to_string(run));
+        expect_same(device_bwd(p, h), first_g, "bwd run " + std::to_string(run));
+      }
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Ownership.
+
+TEST_F(Scan, TupleAndBuffersAreFreshAndOwned) {
+  for (bool variable : {false, true}) {
+    Problem<float> p = random_problem<float>(6, 4, variable, 3, false);
+    Handles h = upload(p);
+    {
+      const Counters before = Counters::read();
+      Obj r(variable ? torchlean_cuda_buffer_selective_scan_diag_var_fwd(
+                           h.a.get(), h.b.get(), h.x.get(), h.h0.get(), 6, 4)
+                     : torchlean_cuda_buffer_selective_scan_diag_fwd(h.a.get(), h.b.get(),
+                                                                     h.x.get(), h.h0.get(), 6, 4));
+      const Counters mid = Counters::read();
+      EXPECT_EQ(mid.wrapper_live - before.wrapper_live, 1u);
+      EXPECT_EQ(mid.live_bytes - before.live_bytes, 24 * sizeof(float));
+      for (const Obj* o : {&h.a, &h.b, &h.x, &h.h0}) EXPECT_NE(r.get(), o->get());
+      r.reset();
+      const Counters after = Counters::read();
+      EXPECT_EQ(after.wrapper_live, before.wrapper_live);
+      EXPECT_EQ(after.live_bytes, before.live_bytes);
+    }
+    {
+      const Counters before = Counters::read();
+      Obj r(call_bwd(variable, h, 6, 4));
+      const Counters mid = Counters::read();
+      EXPECT_EQ(mid.wrapper_live - before.wrapper_live, 4u);
+      EXPECT_EQ(mid.alloc_count - before.alloc_count, 4u);
+      const uint64_t coefficient = variable ? 24 : 4;
+      EXPECT_EQ(mid.live_bytes - before.live_bytes, (2 * coefficient + 24 + 4) * sizeof(float));
+      r.reset();
+      const Counters after = Counters::read();
+      EXPECT_EQ(after.wrapper_live, before.wrapper_live);
+      EXPECT_EQ(after.live_bytes, before.live_bytes);
+      EXPECT_EQ(after.free_count - before.free_count, 4u);
+    }
+    // The arguments are borrowed and unchanged.
+    expect_same(values_of_buffer<float>(h.x.get()), p.x, "x");
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Panics.
+
+lean_object* zeros(uint32_t n, uint8_t dtype = 0) {
+  return torchlean_cuda_buffer_zeros(n, dtype);
+}
+
+lean_object* released(uint32_t n) {
+  lean_object* b = torchlean_cuda_buffer_zeros(n, 0);
+  torchlean_cuda_buffer_release(b);
+  return b;
+}
+
+TEST_F(ScanDeathTest, ForwardSizesMustMatchTheShape) {
+  EXPECT_EXIT(
+      torchlean_cuda_buffer_selective_scan_diag_fwd(zeros(3), zeros(4), zeros(8), zeros(4), 2, 4),
+      ::testing::ExitedWithCode(1),
+      "INTERNAL PANIC: tlrt: selective_scan_diag_fwd: buffer size does not match shape "
+      "\\(size\\(A\\) = 3 but state = 4\\)");
+  EXPECT_EXIT(
+      torchlean_cuda_buffer_selective_scan_diag_fwd(zeros(4), zeros(5), zeros(8), zeros(4), 2, 4),
+      ::testing::ExitedWithCode(1),
+      "selective_scan_diag_fwd: buffer size does not match shape \\(size\\(B\\) = 5 but "
+      "state = 4\\)");
+  EXPECT_EXIT(
+      torchlean_cuda_buffer_selective_scan_diag_fwd(zeros(4), zeros(4), zeros(9), zeros(4), 2, 4),
+      ::testing::ExitedWithCode(1),
+      "selective_scan_diag_fwd: buffer size does not match shape \\(size\\(X\\) = 9 but "
+      "seqLen\\*state = 8\\)");
+  EXPECT_EXIT(
+      torchlean_cuda_buffer_selective_scan_diag_fwd(zeros(4), zeros(4), zeros(8), zeros(2), 2, 4),
+      ::testing::ExitedWithCode(1),
+      "selective_scan_diag_fwd: buffer size does not match shape \\(size\\(h0\\) = 2 but "
+      "state = 4\\)");
+  EXPECT_EXIT(torchlean_cuda_buffer_selective_scan_diag_var_fwd(zeros(4), zeros(8), zeros(8),
+                                                                zeros(4), 2, 4),
+              ::testing::ExitedWithCode(1),
+              "INTERNAL PANIC: tlrt: selective_scan_diag_var_fwd: buffer size does not match "
+              "shape \\(size\\(A\\) = 4 but seqLen\\*state = 8\\)");
+  EXPECT_EXIT(torchlean_cuda_buffer_selective_scan_diag_var_fwd(zeros(8), zeros(4), zeros(8),
+                                                                zeros(4), 2, 4),
+              ::testing::ExitedWithCode(1),
+              "selective_scan_diag_var_fwd: buffer size does not match shape \\(size\\(B\\) = 4 "
+              "but seqLen\\*state = 8\\)");
+}
+
+TEST_F(ScanDeathTest, BackwardSizesMustMatchTheShape) {
+  EXPECT_EXIT(torchlean_cuda_buffer_selective_scan_diag_bwd(zeros(4), zeros(4), zeros(8), zeros(4),
+                                                            zeros(7), zeros(8), 2, 4),
+              ::testing::ExitedWithCode(1),
+              "INTERNAL PANIC: tlrt: selective_scan_diag_bwd: buffer size does not match shape "
+              "\\(size\\(out\\) = 7 but seqLen\\*state = 8\\)");
+  EXPECT_EXIT(torchlean_cuda_buffer_selective_scan_diag_bwd(zeros(4), zeros(4), zeros(8), zeros(4),
+                                                            zeros(8), zeros(9), 2, 4),
+              ::testing::ExitedWithCode(1),
+              "selective_scan_diag_bwd: buffer size does not match shape \\(size\\(dY\\) = 9 but "
+              "seqLen\\*state = 8\\)");
+  EXPECT_EXIT(torchlean_cuda_buffer_selective_scan_diag_var_bwd(zeros(8), zeros(8), zeros(8),
+                                                                zeros(3), zeros(8), zeros(8), 2, 4),
+              ::testing::ExitedWithCode(1),
+              "selective_scan_diag_var_bwd: buffer size does not match shape \\(size\\(h0\\) = 3 "
+              "but state = 4\\)");
+  EXPECT_EXIT(torchlean_cuda_buffer_selective_scan_diag_var_bwd(zeros(8), zeros(8), zeros(8),
+                                                                zeros(4), zeros(8), zeros(8), 4, 4),
+              ::testing::ExitedWithCode(1),
+              "selective_scan_diag_var_bwd: buffer size does not match shape \\(size\\(A\\) = 8 "
+              "but seqLen\\*state = 16\\)");
+}
+
+TEST_F(ScanDeathTest, MixedDtypesAndReleasedBuffersPanic) {
+  EXPECT_EXIT(torchlean_cuda_buffer_selective_scan_diag_fwd(zeros(4), zeros(4, 1), zeros(8),
+                                                            zeros(4), 2, 4),
+              ::testing::ExitedWithCode(1),
+              "INTERNAL PANIC: tlrt: selective_scan_diag_fwd: dtypes differ \\(float32 vs "
+              "float64\\)");
+  EXPECT_EXIT(torchlean_cuda_buffer_selective_scan_diag_var_bwd(
+                  zeros(8), zeros(8), zeros(8), zeros(4), zeros(8), zeros(8, 1), 2, 4),
+              ::testing::ExitedWithCode(1),
+              "selective_scan_diag_var_bwd: dtypes differ \\(float32 vs float64\\)");
+  EXPECT_EXIT(torchlean_cuda_buffer_selective_scan_diag_bwd(zeros(4), zeros(4), released(8),
+                                                            zeros(4), zeros(8), zeros(8), 2, 4),
+              ::testing::ExitedWithCode(1),
+              "INTERNAL PANIC: tlrt: selective_scan_diag_bwd: buffer has been released");
+}
+
+}  // namespace
