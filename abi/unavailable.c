@@ -253,3 +253,14 @@ PURE_OBJ(torchlean_cuda_buffer_gather_at,
          (b_lean_obj_arg table, uint32_t size, b_lean_obj_arg positions, uint32_t count))
 PURE_OBJ(torchlean_cuda_buffer_scatter_add_at,
          (uint32_t size, b_lean_obj_arg positions, b_lean_obj_arg values, uint32_t count))
+
+PURE_OBJ(torchlean_cuda_buffer_rfft1d_packed, (b_lean_obj_arg x, uint32_t batch, uint32_t n))
+PURE_OBJ(torchlean_cuda_buffer_irfft1d_packed, (b_lean_obj_arg spec, uint32_t batch, uint32_t n))
+PURE_OBJ(torchlean_cuda_buffer_irfft1d_packed_unnormalized,
+         (b_lean_obj_arg spec, uint32_t batch, uint32_t n))
+PURE_OBJ(torchlean_cuda_buffer_spectral_conv1d_rfft_fwd,
+         (b_lean_obj_arg x, b_lean_obj_arg wRe, b_lean_obj_arg wIm, uint32_t grid, uint32_t width,
+          uint32_t modes))
+PURE_OBJ(torchlean_cuda_buffer_spectral_conv1d_rfft_bwd,
+         (b_lean_obj_arg x, b_lean_obj_arg wRe, b_lean_obj_arg wIm, b_lean_obj_arg dY,
+          uint32_t grid, uint32_t width, uint32_t modes))
