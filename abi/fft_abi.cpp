@@ -20,8 +20,7 @@ lean_obj_res torchlean_cuda_buffer_rfft1d_packed(b_lean_obj_arg x, uint32_t batc
 
 // spec borrowed; result owned: a fresh (batch, n) buffer, the Hermitian inverse of each packed
 // row times fl(1/n) (endpoint imaginary parts ignored).
-lean_obj_res torchlean_cuda_buffer_irfft1d_packed(b_lean_obj_arg spec, uint32_t batch,
-                                                  uint32_t n) {
+lean_obj_res torchlean_cuda_buffer_irfft1d_packed(b_lean_obj_arg spec, uint32_t batch, uint32_t n) {
   return pure_call([&] {
     tlrt::Buffer& input = live_buffer(spec, "irfft1d_packed");
     return box(tlrt::irfft1d_packed(input, batch, n, true, "irfft1d_packed"));
@@ -33,8 +32,7 @@ lean_obj_res torchlean_cuda_buffer_irfft1d_packed_unnormalized(b_lean_obj_arg sp
                                                                uint32_t n) {
   return pure_call([&] {
     tlrt::Buffer& input = live_buffer(spec, "irfft1d_packed_unnormalized");
-    return box(
-        tlrt::irfft1d_packed(input, batch, n, false, "irfft1d_packed_unnormalized"));
+    return box(tlrt::irfft1d_packed(input, batch, n, false, "irfft1d_packed_unnormalized"));
   });
 }
 

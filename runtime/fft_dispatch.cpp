@@ -29,20 +29,17 @@ struct FftKey {
   FftPlanShape shape;
 
   bool operator==(const FftKey& o) const {
-    return device == o.device && shape.f64 == o.shape.f64 &&
-           shape.direction == o.shape.direction && shape.n == o.shape.n &&
-           shape.batch == o.shape.batch && shape.rstride == o.shape.rstride &&
-           shape.rdist == o.shape.rdist && shape.cstride == o.shape.cstride &&
-           shape.cdist == o.shape.cdist;
+    return device == o.device && shape.f64 == o.shape.f64 && shape.direction == o.shape.direction &&
+           shape.n == o.shape.n && shape.batch == o.shape.batch &&
+           shape.rstride == o.shape.rstride && shape.rdist == o.shape.rdist &&
+           shape.cstride == o.shape.cstride && shape.cdist == o.shape.cdist;
   }
 };
 
 struct FftKeyHash {
   size_t operator()(const FftKey& k) const {
     uint64_t h = 0x9e3779b97f4a7c15ull;
-    auto mix = [&](uint64_t v) {
-      h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
-    };
+    auto mix = [&](uint64_t v) { h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2); };
     mix(k.device);
     mix((uint64_t{k.shape.f64} << 8) | static_cast<uint64_t>(k.shape.direction));
     mix(k.shape.n);
@@ -72,7 +69,9 @@ PlanLease acquire_plan(const FftPlanShape& shape, const char* op) {
 }
 
 // Offsets inside one workspace block, 256-byte aligned.
-uint64_t align256(uint64_t bytes) { return (bytes + 255) / 256 * 256; }
+uint64_t align256(uint64_t bytes) {
+  return (bytes + 255) / 256 * 256;
+}
 
 #endif  // TLRT_HAVE_CUDA
 
@@ -221,10 +220,10 @@ void spectral_shapes(uint64_t grid, uint64_t width, uint64_t modes, const char* 
              ", width = " + std::to_string(width) + ")");
   }
   if (modes > kernels::fft_bins(grid)) {
-    fail(ErrorKind::invalid_argument, op,
-         "spectralConv1dRfft: modes exceeds rfft frequency count (modes = " +
-             std::to_string(modes) + " but grid/2 + 1 = " +
-             std::to_string(kernels::fft_bins(grid)) + ")");
+    fail(
+        ErrorKind::invalid_argument, op,
+        "spectralConv1dRfft: modes exceeds rfft frequency count (modes = " + std::to_string(modes) +
+            " but grid/2 + 1 = " + std::to_string(kernels::fft_bins(grid)) + ")");
   }
   shape_size(Dims{grid, width}, "[grid, width]", op);
   shape_size(Dims{modes, width, width}, "[modes, width, width]", op);

@@ -65,7 +65,9 @@ __global__ void irfft_length1_kernel(const T* __restrict__ spec, uint64_t batch,
   }
 }
 
-__device__ inline bool endpoint_bin(uint64_t k, uint64_t grid) { return k == 0 || 2 * k == grid; }
+__device__ inline bool endpoint_bin(uint64_t k, uint64_t grid) {
+  return k == 0 || 2 * k == grid;
+}
 
 // z[k, o] for k < bins; threads over (k, o) with o fastest, so the weight reads coalesce.
 template <class T>
@@ -98,8 +100,8 @@ __global__ void spectral_mix_fwd_kernel(const T* __restrict__ xs, const T* __res
 
 // dz[k, o] from ds[k, o]: the adjoint weight fl(w_k / grid), endpoint imaginary parts +0.
 template <class T>
-__device__ inline void scaled_dz(const T* ds, uint64_t k, uint64_t o, uint64_t width,
-                                 uint64_t grid, T f_end, T f_mid, double* re, double* im) {
+__device__ inline void scaled_dz(const T* ds, uint64_t k, uint64_t o, uint64_t width, uint64_t grid,
+                                 T f_end, T f_mid, double* re, double* im) {
   const bool end = endpoint_bin(k, grid);
   const T f = end ? f_end : f_mid;
   const T dr = ds[2 * (k * width + o)] * f;

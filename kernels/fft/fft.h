@@ -18,7 +18,9 @@ struct CUstream_st;
 namespace tlrt::kernels {
 
 // Bins of a packed spectrum of n reals.
-inline uint64_t fft_bins(uint64_t n) { return n / 2 + 1; }
+inline uint64_t fft_bins(uint64_t n) {
+  return n / 2 + 1;
+}
 
 // The multiplier of the normalized inverse: fl(1/n) in the dtype, formed in binary64 from the
 // dtype-rounded length (SPEC-ops 2.6, 12).
@@ -64,8 +66,8 @@ struct FftPlanShape {
 };
 
 struct FftPlan {
-  int handle = 0;          // cufftHandle
-  size_t work_bytes = 0;   // the work area the caller supplies (auto allocation is off)
+  int handle = 0;         // cufftHandle
+  size_t work_bytes = 0;  // the work area the caller supplies (auto allocation is off)
 };
 
 // Creates the plan (cufftCreate, cufftSetAutoAllocation(0), cufftMakePlanMany64); throws

@@ -15,20 +15,34 @@ namespace {
 
 const char* cufft_result_name(cufftResult r) {
   switch (r) {
-    case CUFFT_SUCCESS: return "CUFFT_SUCCESS";
-    case CUFFT_INVALID_PLAN: return "CUFFT_INVALID_PLAN";
-    case CUFFT_ALLOC_FAILED: return "CUFFT_ALLOC_FAILED";
-    case CUFFT_INVALID_TYPE: return "CUFFT_INVALID_TYPE";
-    case CUFFT_INVALID_VALUE: return "CUFFT_INVALID_VALUE";
-    case CUFFT_INTERNAL_ERROR: return "CUFFT_INTERNAL_ERROR";
-    case CUFFT_EXEC_FAILED: return "CUFFT_EXEC_FAILED";
-    case CUFFT_SETUP_FAILED: return "CUFFT_SETUP_FAILED";
-    case CUFFT_INVALID_SIZE: return "CUFFT_INVALID_SIZE";
-    case CUFFT_INVALID_DEVICE: return "CUFFT_INVALID_DEVICE";
-    case CUFFT_NO_WORKSPACE: return "CUFFT_NO_WORKSPACE";
-    case CUFFT_NOT_IMPLEMENTED: return "CUFFT_NOT_IMPLEMENTED";
-    case CUFFT_NOT_SUPPORTED: return "CUFFT_NOT_SUPPORTED";
-    default: return "unknown cufftResult";
+    case CUFFT_SUCCESS:
+      return "CUFFT_SUCCESS";
+    case CUFFT_INVALID_PLAN:
+      return "CUFFT_INVALID_PLAN";
+    case CUFFT_ALLOC_FAILED:
+      return "CUFFT_ALLOC_FAILED";
+    case CUFFT_INVALID_TYPE:
+      return "CUFFT_INVALID_TYPE";
+    case CUFFT_INVALID_VALUE:
+      return "CUFFT_INVALID_VALUE";
+    case CUFFT_INTERNAL_ERROR:
+      return "CUFFT_INTERNAL_ERROR";
+    case CUFFT_EXEC_FAILED:
+      return "CUFFT_EXEC_FAILED";
+    case CUFFT_SETUP_FAILED:
+      return "CUFFT_SETUP_FAILED";
+    case CUFFT_INVALID_SIZE:
+      return "CUFFT_INVALID_SIZE";
+    case CUFFT_INVALID_DEVICE:
+      return "CUFFT_INVALID_DEVICE";
+    case CUFFT_NO_WORKSPACE:
+      return "CUFFT_NO_WORKSPACE";
+    case CUFFT_NOT_IMPLEMENTED:
+      return "CUFFT_NOT_IMPLEMENTED";
+    case CUFFT_NOT_SUPPORTED:
+      return "CUFFT_NOT_SUPPORTED";
+    default:
+      return "unknown cufftResult";
   }
 }
 
@@ -54,14 +68,15 @@ FftPlan fft_plan_create(const FftPlanShape& shape, const char* op) {
     const long long rdist = static_cast<long long>(shape.rdist);
     const long long cstride = static_cast<long long>(shape.cstride);
     const long long cdist = static_cast<long long>(shape.cdist);
-    const cufftType type = shape.f64 ? (r2c ? CUFFT_D2Z : CUFFT_Z2D) : (r2c ? CUFFT_R2C : CUFFT_C2R);
+    const cufftType type =
+        shape.f64 ? (r2c ? CUFFT_D2Z : CUFFT_Z2D) : (r2c ? CUFFT_R2C : CUFFT_C2R);
     size_t work = 0;
-    check_cufft(cufftMakePlanMany64(handle, 1, &n, r2c ? &real_embed : &complex_embed,
-                                    r2c ? rstride : cstride, r2c ? rdist : cdist,
-                                    r2c ? &complex_embed : &real_embed, r2c ? cstride : rstride,
-                                    r2c ? cdist : rdist, type,
-                                    static_cast<long long>(shape.batch), &work),
-                op, "cufftMakePlanMany64");
+    check_cufft(
+        cufftMakePlanMany64(handle, 1, &n, r2c ? &real_embed : &complex_embed,
+                            r2c ? rstride : cstride, r2c ? rdist : cdist,
+                            r2c ? &complex_embed : &real_embed, r2c ? cstride : rstride,
+                            r2c ? cdist : rdist, type, static_cast<long long>(shape.batch), &work),
+        op, "cufftMakePlanMany64");
     return FftPlan{static_cast<int>(handle), work};
   } catch (...) {
     cufftDestroy(handle);

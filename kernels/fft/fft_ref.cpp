@@ -31,8 +31,12 @@ struct Cx {
   Real im = 0;
 };
 
-inline Cx mul(Cx a, Cx b) { return {a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re}; }
-inline Cx conj(Cx a) { return {a.re, -a.im}; }
+inline Cx mul(Cx a, Cx b) {
+  return {a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re};
+}
+inline Cx conj(Cx a) {
+  return {a.re, -a.im};
+}
 
 const Real kPi = 3.141592653589793238462643383279502884L;
 
@@ -42,7 +46,9 @@ Cx unit_root(uint64_t r, uint64_t d) {
   return {std::cos(angle), -std::sin(angle)};
 }
 
-bool power_of_two(uint64_t n) { return n != 0 && (n & (n - 1)) == 0; }
+bool power_of_two(uint64_t n) {
+  return n != 0 && (n & (n - 1)) == 0;
+}
 
 // Forward radix-2 transform of a power-of-two length, in place.
 class Radix2 {
@@ -131,7 +137,6 @@ class ComplexFft {
   std::vector<Cx> chirp_, kernel_, work_;
 };
 
-
 // Packed-row transforms of one length, reusing the twiddles over every row.
 class RealFft {
  public:
@@ -167,7 +172,9 @@ class RealFft {
 };
 
 // Multiplicity of bin k in the Hermitian sum: 1 at DC and (n even) Nyquist, 2 elsewhere.
-Real multiplicity(uint64_t k, uint64_t n) { return (k == 0 || 2 * k == n) ? Real(1) : Real(2); }
+Real multiplicity(uint64_t k, uint64_t n) {
+  return (k == 0 || 2 * k == n) ? Real(1) : Real(2);
+}
 
 }  // namespace
 
@@ -242,7 +249,8 @@ void spectral_conv1d_fwd_ref(const T* x, const T* wre, const T* wim, uint64_t gr
       Cx acc{};
       for (uint64_t i = 0; i < width; ++i) {
         const uint64_t w = (k * width + i) * width + o;
-        const Cx p = mul(xs[k * width + i], Cx{static_cast<Real>(wre[w]), static_cast<Real>(wim[w])});
+        const Cx p =
+            mul(xs[k * width + i], Cx{static_cast<Real>(wre[w]), static_cast<Real>(wim[w])});
         acc.re += p.re;
         acc.im += p.im;
       }
@@ -295,13 +303,12 @@ template void irfft1d_ref<float>(const float*, uint64_t, uint64_t, bool, float*)
 template void irfft1d_ref<double>(const double*, uint64_t, uint64_t, bool, double*);
 template void spectral_conv1d_fwd_ref<float>(const float*, const float*, const float*, uint64_t,
                                              uint64_t, uint64_t, float*);
-template void spectral_conv1d_fwd_ref<double>(const double*, const double*, const double*,
-                                              uint64_t, uint64_t, uint64_t, double*);
-template void spectral_conv1d_bwd_ref<float>(const float*, const float*, const float*,
-                                             const float*, uint64_t, uint64_t, uint64_t, float*,
-                                             float*, float*);
+template void spectral_conv1d_fwd_ref<double>(const double*, const double*, const double*, uint64_t,
+                                              uint64_t, uint64_t, double*);
+template void spectral_conv1d_bwd_ref<float>(const float*, const float*, const float*, const float*,
+                                             uint64_t, uint64_t, uint64_t, float*, float*, float*);
 template void spectral_conv1d_bwd_ref<double>(const double*, const double*, const double*,
-                                              const double*, uint64_t, uint64_t, uint64_t,
-                                              double*, double*, double*);
+                                              const double*, uint64_t, uint64_t, uint64_t, double*,
+                                              double*, double*);
 
 }  // namespace tlrt::kernels
