@@ -277,3 +277,13 @@ PURE_OBJ(torchlean_cuda_buffer_selective_scan_diag_var_fwd,
 PURE_OBJ(torchlean_cuda_buffer_selective_scan_diag_var_bwd,
          (b_lean_obj_arg A, b_lean_obj_arg B, b_lean_obj_arg X, b_lean_obj_arg h0,
           b_lean_obj_arg out, b_lean_obj_arg dY, uint32_t seqLen, uint32_t state))
+PURE_OBJ(torchlean_cuda_buffer_rfft1d_packed, (b_lean_obj_arg x, uint32_t batch, uint32_t n))
+PURE_OBJ(torchlean_cuda_buffer_irfft1d_packed, (b_lean_obj_arg spec, uint32_t batch, uint32_t n))
+PURE_OBJ(torchlean_cuda_buffer_irfft1d_packed_unnormalized,
+         (b_lean_obj_arg spec, uint32_t batch, uint32_t n))
+PURE_OBJ(torchlean_cuda_buffer_spectral_conv1d_rfft_fwd,
+         (b_lean_obj_arg x, b_lean_obj_arg wRe, b_lean_obj_arg wIm, uint32_t grid, uint32_t width,
+          uint32_t modes))
+PURE_OBJ(torchlean_cuda_buffer_spectral_conv1d_rfft_bwd,
+         (b_lean_obj_arg x, b_lean_obj_arg wRe, b_lean_obj_arg wIm, b_lean_obj_arg dY,
+          uint32_t grid, uint32_t width, uint32_t modes))

@@ -11,6 +11,8 @@ command -v cmake >/dev/null || need+=(cmake)
 command -v ninja >/dev/null || need+=(ninja-build)
 command -v nm >/dev/null || need+=(binutils)
 [ -f /usr/include/gtest/gtest.h ] || [ -d /usr/src/googletest ] || need+=(libgtest-dev)
+# FFTW's quad-precision build: the oracle of tlrt-parity's FFT rows (never linked by libtlrt).
+[ -f /usr/include/fftw3.h ] || need+=(libfftw3-dev)
 if [ ${#need[@]} -gt 0 ]; then
   SUDO=""
   [ "$(id -u)" -ne 0 ] && SUDO=sudo

@@ -262,6 +262,34 @@ void judge_sized_op(const CallPlan& plan, const RuleContext& c, Verdict& v, Judg
                             c);
   }
   // ---- end of the selective scans ----
+  // ---- fft: rfft1d_packed, irfft1d_packed(_unnormalized), spectral_conv1d_rfft_fwd / _bwd ----
+  if (op == "rfft1d_packed" || op == "irfft1d_packed" || op == "irfft1d_packed_unnormalized") {
+    const uint64_t batch = u32("batch"), n = u32("n");
+    if (n == 0) return v.failure("length must be positive");
+    const uint64_t packed = saturating_mul(batch, saturating_mul(n / 2 + 1, 2));
+    if (op == "rfft1d_packed") {
+      if (!size_is("x", batch * n)) return v.failure("size(x) != batch * n");
+      return result(packed, dt, 2);
+    }
+    if (!size_is("spec", packed)) return v.failure("size(spec) != batch * (n/2 + 1) * 2");
+    return result(batch * n, dt, 3);
+  }
+  if (op == "spectral_conv1d_rfft_fwd" || op == "spectral_conv1d_rfft_bwd") {
+    const uint64_t grid = u32("grid"), width = u32("width"), modes = u32("modes");
+    if (grid == 0 || width == 0) return v.failure("grid and width must be positive");
+    if (modes > grid / 2 + 1) return v.failure("modes exceeds rfft frequency count");
+    const uint64_t weights = saturating_mul(modes, saturating_mul(width, width));
+    if (!size_is("x", grid * width) || !size_is("wRe", weights) || !size_is("wIm", weights)) {
+      return v.failure("operand sizes disagree with grid, width, modes");
+    }
+    if (op == "spectral_conv1d_rfft_fwd") return result(grid * width, dt, 4);
+    if (!size_is("dY", grid * width)) return v.failure("size(dY) != grid * width");
+    // A triple of two sizes: check_result_shape compares every buffer with one size, so it stays
+    // off and only the success is judged.
+    return v.success_within(
+        saturating_mul(saturating_mul(grid * width, 2) + 2 * weights, 4 * dtype_width(dt)), c);
+  }
+  // ---- end fft ---------------------------------------------------------------------------------
   v.either("needs the values of an axis map");
 }
 

@@ -205,6 +205,10 @@ RuleKind rule_of(const SymbolSpec& spec) {
       starts_with(group, "indexing") || group == "scan") {
     return RuleKind::sized_op;
   }
+  // The FFT family and the legacy spectral pair (the fft block of judge_sized_op).
+  if (group == "fft" || starts_with(spec.symbol, "torchlean_cuda_buffer_spectral_conv1d_rfft_")) {
+    return RuleKind::sized_op;
+  }
   return RuleKind::generic;
 }
 

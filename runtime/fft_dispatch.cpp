@@ -1,0 +1,374 @@
+#include "runtime/fft_dispatch.h"
+
+#include <algorithm>
+#include <functional>
+#include <mutex>
+#include <string>
+
+#include "kernels/fft/fft.h"
+#include "kernels/fill/fill.h"
+#include "runtime/context.h"
+#include "runtime/dispatch.h"
+#include "runtime/shape_geometry.h"
+
+#if TLRT_HAVE_CUDA
+#include "runtime/cuda_libraries.h"
+#endif
+
+namespace tlrt {
+namespace {
+
+using kernels::FftDirection;
+using kernels::FftPlanShape;
+
+#if TLRT_HAVE_CUDA
+
+// A cuFFT plan is identified by its device, dtype, direction, length, batch and layout.
+struct FftKey {
+  uint32_t device = 0;
+  FftPlanShape shape;
+
+  bool operator==(const FftKey& o) const {
+    return device == o.device && shape.f64 == o.shape.f64 && shape.direction == o.shape.direction &&
+           shape.n == o.shape.n && shape.batch == o.shape.batch &&
+           shape.rstride == o.shape.rstride && shape.rdist == o.shape.rdist &&
+           shape.cstride == o.shape.cstride && shape.cdist == o.shape.cdist;
+  }
+};
+
+struct FftKeyHash {
+  size_t operator()(const FftKey& k) const {
+    uint64_t h = 0x9e3779b97f4a7c15ull;
+    auto mix = [&](uint64_t v) { h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2); };
+    mix(k.device);
+    mix((uint64_t{k.shape.f64} << 8) | static_cast<uint64_t>(k.shape.direction));
+    mix(k.shape.n);
+    mix(k.shape.batch);
+    mix(k.shape.rstride);
+    mix(k.shape.rdist);
+    mix(k.shape.cstride);
+    mix(k.shape.cdist);
+    return static_cast<size_t>(h);
+  }
+};
+
+cuda::DevicePlanCaches<FftKey, kernels::FftPlan, FftKeyHash> g_fft_plans(
+    [](kernels::FftPlan& plan) { kernels::fft_plan_destroy(plan); });
+
+// cuFFT keeps the stream and the work area in the plan: setting them and queuing the transform
+// is one step for every caller of a shared plan.
+std::mutex g_fft_exec;
+
+using PlanLease = cuda::DevicePlanCaches<FftKey, kernels::FftPlan, FftKeyHash>::Cache::Lease;
+
+PlanLease acquire_plan(const FftPlanShape& shape, const char* op) {
+  const uint32_t device = selected_device();
+  return g_fft_plans.on(device).acquire(FftKey{device, shape}, [&](const FftKey& key) {
+    return kernels::fft_plan_create(key.shape, op);
+  });
+}
+
+// Offsets inside one workspace block, 256-byte aligned.
+uint64_t align256(uint64_t bytes) {
+  return (bytes + 255) / 256 * 256;
+}
+
+#endif  // TLRT_HAVE_CUDA
+
+// Contiguous rows: transform b of the real side at b*n, of the complex side at b*(n/2+1).
+template <class T>
+FftPlanShape row_plan(FftDirection direction, uint64_t batch, uint64_t n) {
+  FftPlanShape s;
+  s.f64 = sizeof(T) == 8;
+  s.direction = direction;
+  s.n = n;
+  s.batch = batch;
+  s.rstride = 1;
+  s.rdist = n;
+  s.cstride = 1;
+  s.cdist = kernels::fft_bins(n);
+  return s;
+}
+
+// Columns of a (grid, width) matrix: element t of column i at t*width + i on both sides.
+template <class T>
+FftPlanShape column_plan(FftDirection direction, uint64_t grid, uint64_t width) {
+  FftPlanShape s;
+  s.f64 = sizeof(T) == 8;
+  s.direction = direction;
+  s.n = grid;
+  s.batch = width;
+  s.rstride = width;
+  s.rdist = 1;
+  s.cstride = width;
+  s.cdist = 1;
+  return s;
+}
+
+void require_positive_length(uint64_t n, const char* name, const char* op) {
+  if (n != 0) return;
+  fail(ErrorKind::invalid_argument, op, std::string(name) + ": length must be positive (n = 0)");
+}
+
+void zero_fill(const Buffer& b, const char* op) {
+  if (b.size() == 0) return;
+  on_backend(
+      b.backend(), b.dtype(), op,
+      [&](auto as) {
+        using U = typename decltype(as)::type;
+        kernels::fill_ref(b.as<U>(), b.size(), U(0));
+      },
+      [&](auto as, CUstream_st* s) {
+        using U = typename decltype(as)::type;
+        kernels::fill_cuda(b.as<U>(), b.size(), U(0), s);
+      });
+}
+
+}  // namespace
+
+std::unique_ptr<Buffer> rfft1d_packed(const Buffer& x, uint64_t batch, uint64_t n, const char* op) {
+  require_native(x, op);
+  require_positive_length(n, "rfft1dPacked", op);
+  require_shape(x, "x", Dims{batch, n}, "[batch, n]", op);
+  const uint64_t bins = kernels::fft_bins(n);
+  const uint64_t out_size = shape_size(Dims{batch, bins, 2}, "[batch, n/2 + 1, 2]", op);
+  std::unique_ptr<Buffer> out = Buffer::allocate(x.backend(), x.dtype(), out_size, op);
+  if (out_size == 0) return out;
+  on_backend(
+      x.backend(), x.dtype(), op,
+      [&](auto as) {
+        using T = typename decltype(as)::type;
+        kernels::rfft1d_ref(x.as<T>(), batch, n, out->as<T>());
+      },
+      [&](auto as, CUstream_st* s) {
+        using T = typename decltype(as)::type;
+#if TLRT_HAVE_CUDA
+        if (n == 1) {
+          kernels::rfft_length1_cuda(x.as<T>(), batch, out->as<T>(), s, op);
+          return;
+        }
+        PlanLease plan = acquire_plan(row_plan<T>(FftDirection::r2c, batch, n), op);
+        Workspace work(x.backend(), plan->work_bytes, op);
+        {
+          std::lock_guard<std::mutex> lock(g_fft_exec);
+          // Out-of-place R2C reads its input without writing it: the borrowed x stays intact,
+          // and the transform writes the packed layout straight into the result.
+          kernels::fft_exec_cuda(*plan, FftDirection::r2c, x.as<T>(), out->as<T>(), work.data(), s,
+                                 op);
+        }
+        plan.used();
+#else
+        (void)s;
+#endif
+      });
+  return out;
+}
+
+std::unique_ptr<Buffer> irfft1d_packed(const Buffer& spec, uint64_t batch, uint64_t n,
+                                       bool normalize, const char* op) {
+  require_native(spec, op);
+  require_positive_length(n, "irfft1dPacked", op);
+  const uint64_t bins = kernels::fft_bins(n);
+  require_shape(spec, "spec", Dims{batch, bins, 2}, "[batch, n/2 + 1, 2]", op);
+  const uint64_t out_size = shape_size(Dims{batch, n}, "[batch, n]", op);
+  std::unique_ptr<Buffer> out = Buffer::allocate(spec.backend(), spec.dtype(), out_size, op);
+  if (out_size == 0) return out;
+  on_backend(
+      spec.backend(), spec.dtype(), op,
+      [&](auto as) {
+        using T = typename decltype(as)::type;
+        kernels::irfft1d_ref(spec.as<T>(), batch, n, normalize, out->as<T>());
+      },
+      [&](auto as, CUstream_st* s) {
+        using T = typename decltype(as)::type;
+#if TLRT_HAVE_CUDA
+        const T scale = kernels::fft_inverse_scale<T>(n);
+        if (n == 1) {
+          kernels::irfft_length1_cuda(spec.as<T>(), batch, normalize, scale, out->as<T>(), s, op);
+          return;
+        }
+        PlanLease plan = acquire_plan(row_plan<T>(FftDirection::c2r, batch, n), op);
+        // C2R overwrites its input: the spectrum is copied first, with the endpoint rule and
+        // the factor fl(1/n) applied on the way (docs/NUMERICS.md bounds scaling the spectrum
+        // instead of the result).
+        const uint64_t spectrum_bytes = spec.size() * sizeof(T);
+        const uint64_t copy_at = align256(plan->work_bytes);
+        Workspace work(spec.backend(), copy_at + spectrum_bytes, op);
+        char* base = static_cast<char*>(work.data());
+        T* copy = reinterpret_cast<T*>(base + copy_at);
+        kernels::irfft_prepare_cuda(spec.as<T>(), copy, batch, n, 1, bins, normalize, scale, s, op);
+        {
+          std::lock_guard<std::mutex> lock(g_fft_exec);
+          kernels::fft_exec_cuda(*plan, FftDirection::c2r, out->as<T>(), copy,
+                                 plan->work_bytes != 0 ? base : nullptr, s, op);
+        }
+        plan.used();
+#else
+        (void)s;
+#endif
+      });
+  return out;
+}
+
+namespace {
+
+// The checks of TorchLean's split-era adapter, in its order, before any buffer is read.
+void spectral_shapes(uint64_t grid, uint64_t width, uint64_t modes, const char* op) {
+  if (grid == 0 || width == 0) {
+    fail(ErrorKind::invalid_argument, op,
+         "spectralConv1dRfft: grid and width must be positive (grid = " + std::to_string(grid) +
+             ", width = " + std::to_string(width) + ")");
+  }
+  if (modes > kernels::fft_bins(grid)) {
+    fail(
+        ErrorKind::invalid_argument, op,
+        "spectralConv1dRfft: modes exceeds rfft frequency count (modes = " + std::to_string(modes) +
+            " but grid/2 + 1 = " + std::to_string(kernels::fft_bins(grid)) + ")");
+  }
+  shape_size(Dims{grid, width}, "[grid, width]", op);
+  shape_size(Dims{modes, width, width}, "[modes, width, width]", op);
+}
+
+}  // namespace
+
+std::unique_ptr<Buffer> spectral_conv1d_rfft_fwd(const Buffer& x, const Buffer& wre,
+                                                 const Buffer& wim, uint64_t grid, uint64_t width,
+                                                 uint64_t modes, const char* op) {
+  require_native(x, op);
+  require_native(wre, op);
+  require_native(wim, op);
+  spectral_shapes(grid, width, modes, op);
+  require_shape(x, "x", Dims{grid, width}, "[grid, width]", op);
+  require_shape(wre, "wRe", Dims{modes, width, width}, "[modes, width, width]", op);
+  require_shape(wim, "wIm", Dims{modes, width, width}, "[modes, width, width]", op);
+  require_compatible(op, {&x, &wre, &wim}, SameSize::no);
+  std::unique_ptr<Buffer> y = Buffer::allocate(x.backend(), x.dtype(), x.size(), op);
+  if (modes == 0) {
+    zero_fill(*y, op);
+    return y;
+  }
+  on_backend(
+      x.backend(), x.dtype(), op,
+      [&](auto as) {
+        using T = typename decltype(as)::type;
+        kernels::spectral_conv1d_fwd_ref(x.as<T>(), wre.as<T>(), wim.as<T>(), grid, width, modes,
+                                         y->as<T>());
+      },
+      [&](auto as, CUstream_st* s) {
+        using T = typename decltype(as)::type;
+#if TLRT_HAVE_CUDA
+        const uint64_t bins = kernels::fft_bins(grid);
+        const uint64_t spectrum_bytes = bins * width * 2 * sizeof(T);
+        const T scale = kernels::fft_inverse_scale<T>(grid);
+        if (grid == 1) {
+          Workspace work(x.backend(), 2 * align256(spectrum_bytes), op);
+          T* xs = static_cast<T*>(work.data());
+          T* z = reinterpret_cast<T*>(static_cast<char*>(work.data()) + align256(spectrum_bytes));
+          kernels::rfft_length1_cuda(x.as<T>(), width, xs, s, op);
+          kernels::spectral_mix_fwd_cuda(xs, wre.as<T>(), wim.as<T>(), grid, width, modes, scale, z,
+                                         s, op);
+          kernels::irfft_length1_cuda(z, width, false, scale, y->as<T>(), s, op);
+          return;
+        }
+        PlanLease fwd = acquire_plan(column_plan<T>(FftDirection::r2c, grid, width), op);
+        PlanLease inv = acquire_plan(column_plan<T>(FftDirection::c2r, grid, width), op);
+        const uint64_t area = align256(std::max(fwd->work_bytes, inv->work_bytes));
+        Workspace work(x.backend(), area + 2 * align256(spectrum_bytes), op);
+        char* base = static_cast<char*>(work.data());
+        T* xs = reinterpret_cast<T*>(base + area);
+        T* z = reinterpret_cast<T*>(base + area + align256(spectrum_bytes));
+        {
+          std::lock_guard<std::mutex> lock(g_fft_exec);
+          kernels::fft_exec_cuda(*fwd, FftDirection::r2c, x.as<T>(), xs, base, s, op);
+        }
+        kernels::spectral_mix_fwd_cuda(xs, wre.as<T>(), wim.as<T>(), grid, width, modes, scale, z,
+                                       s, op);
+        {
+          std::lock_guard<std::mutex> lock(g_fft_exec);
+          kernels::fft_exec_cuda(*inv, FftDirection::c2r, y->as<T>(), z, base, s, op);
+        }
+        fwd.used();
+        inv.used();
+#else
+        (void)s;
+#endif
+      });
+  return y;
+}
+
+SpectralGrads spectral_conv1d_rfft_bwd(const Buffer& x, const Buffer& wre, const Buffer& wim,
+                                       const Buffer& dy, uint64_t grid, uint64_t width,
+                                       uint64_t modes, const char* op) {
+  require_native(x, op);
+  require_native(wre, op);
+  require_native(wim, op);
+  require_native(dy, op);
+  spectral_shapes(grid, width, modes, op);
+  require_shape(x, "x", Dims{grid, width}, "[grid, width]", op);
+  require_shape(wre, "wRe", Dims{modes, width, width}, "[modes, width, width]", op);
+  require_shape(wim, "wIm", Dims{modes, width, width}, "[modes, width, width]", op);
+  require_shape(dy, "dY", Dims{grid, width}, "[grid, width]", op);
+  require_compatible(op, {&x, &wre, &wim, &dy}, SameSize::no);
+  SpectralGrads g;
+  g.dx = Buffer::allocate(x.backend(), x.dtype(), x.size(), op);
+  g.dwre = Buffer::allocate(x.backend(), x.dtype(), wre.size(), op);
+  g.dwim = Buffer::allocate(x.backend(), x.dtype(), wim.size(), op);
+  if (modes == 0) {
+    zero_fill(*g.dx, op);
+    return g;  // the weight gradients are empty
+  }
+  on_backend(
+      x.backend(), x.dtype(), op,
+      [&](auto as) {
+        using T = typename decltype(as)::type;
+        kernels::spectral_conv1d_bwd_ref(x.as<T>(), wre.as<T>(), wim.as<T>(), dy.as<T>(), grid,
+                                         width, modes, g.dx->as<T>(), g.dwre->as<T>(),
+                                         g.dwim->as<T>());
+      },
+      [&](auto as, CUstream_st* s) {
+        using T = typename decltype(as)::type;
+#if TLRT_HAVE_CUDA
+        const uint64_t bins = kernels::fft_bins(grid);
+        const uint64_t spectrum = align256(bins * width * 2 * sizeof(T));
+        if (grid == 1) {
+          Workspace work(x.backend(), 3 * spectrum, op);
+          char* base = static_cast<char*>(work.data());
+          T* xs = reinterpret_cast<T*>(base);
+          T* ds = reinterpret_cast<T*>(base + spectrum);
+          T* dxs = reinterpret_cast<T*>(base + 2 * spectrum);
+          kernels::rfft_length1_cuda(x.as<T>(), width, xs, s, op);
+          kernels::rfft_length1_cuda(dy.as<T>(), width, ds, s, op);
+          kernels::spectral_mix_bwd_cuda(xs, ds, wre.as<T>(), wim.as<T>(), grid, width, modes, dxs,
+                                         g.dwre->as<T>(), g.dwim->as<T>(), s, op);
+          kernels::irfft_length1_cuda(dxs, width, false, T(1), g.dx->as<T>(), s, op);
+          return;
+        }
+        PlanLease fwd = acquire_plan(column_plan<T>(FftDirection::r2c, grid, width), op);
+        PlanLease inv = acquire_plan(column_plan<T>(FftDirection::c2r, grid, width), op);
+        const uint64_t area = align256(std::max(fwd->work_bytes, inv->work_bytes));
+        Workspace work(x.backend(), area + 3 * spectrum, op);
+        char* base = static_cast<char*>(work.data());
+        T* xs = reinterpret_cast<T*>(base + area);
+        T* ds = reinterpret_cast<T*>(base + area + spectrum);
+        T* dxs = reinterpret_cast<T*>(base + area + 2 * spectrum);
+        {
+          std::lock_guard<std::mutex> lock(g_fft_exec);
+          kernels::fft_exec_cuda(*fwd, FftDirection::r2c, x.as<T>(), xs, base, s, op);
+          kernels::fft_exec_cuda(*fwd, FftDirection::r2c, dy.as<T>(), ds, base, s, op);
+        }
+        kernels::spectral_mix_bwd_cuda(xs, ds, wre.as<T>(), wim.as<T>(), grid, width, modes, dxs,
+                                       g.dwre->as<T>(), g.dwim->as<T>(), s, op);
+        {
+          std::lock_guard<std::mutex> lock(g_fft_exec);
+          kernels::fft_exec_cuda(*inv, FftDirection::c2r, g.dx->as<T>(), dxs, base, s, op);
+        }
+        fwd.used();
+        inv.used();
+#else
+        (void)s;
+#endif
+      });
+  return g;
+}
+
+}  // namespace tlrt

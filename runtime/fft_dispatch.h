@@ -1,0 +1,40 @@
+// Real FFT of packed half spectra (SPEC-ops 12) and the legacy spectral convolution pair (SPEC-ops
+// 16), dispatched to the backend that holds the inputs. Each returns fresh buffers of the inputs'
+// dtype on their backend, never an alias of an input, or throws tlrt::Error naming `op` with the
+// sizes involved (released input: released_buffer; encoded, mixed dtypes or backends, a zero
+// length, sizes that disagree with the arguments: invalid_argument). Results are tolerance-level
+// (docs/NUMERICS.md, "FFT"). Device work is queued on the device's stream (asynchronous); cuFFT
+// plans come from a per-device plan cache and their work areas from the caching allocator.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "runtime/buffer.h"
+
+namespace tlrt {
+
+// x (batch, n) -> (batch, n/2 + 1, 2). n = 0 fails "rfft1dPacked: length must be positive".
+std::unique_ptr<Buffer> rfft1d_packed(const Buffer& x, uint64_t batch, uint64_t n, const char* op);
+
+// spec (batch, n/2 + 1, 2) -> (batch, n); normalize multiplies by fl(1/n). n = 0 fails
+// "irfft1dPacked: length must be positive".
+std::unique_ptr<Buffer> irfft1d_packed(const Buffer& spec, uint64_t batch, uint64_t n,
+                                       bool normalize, const char* op);
+
+// x (grid, width), wre / wim (modes, width, width) -> y (grid, width). Checks in TorchLean's
+// order: "spectralConv1dRfft: grid and width must be positive", "spectralConv1dRfft: modes
+// exceeds rfft frequency count" (modes > grid/2 + 1), shape products, then the buffers.
+std::unique_ptr<Buffer> spectral_conv1d_rfft_fwd(const Buffer& x, const Buffer& wre,
+                                                 const Buffer& wim, uint64_t grid, uint64_t width,
+                                                 uint64_t modes, const char* op);
+
+struct SpectralGrads {
+  std::unique_ptr<Buffer> dx, dwre, dwim;
+};
+// The exact real-linear adjoint of spectral_conv1d_rfft_fwd at (x, w) applied to dy.
+SpectralGrads spectral_conv1d_rfft_bwd(const Buffer& x, const Buffer& wre, const Buffer& wim,
+                                       const Buffer& dy, uint64_t grid, uint64_t width,
+                                       uint64_t modes, const char* op);
+
+}  // namespace tlrt
