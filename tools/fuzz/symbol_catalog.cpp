@@ -199,14 +199,12 @@ RuleKind rule_of(const SymbolSpec& spec) {
   if (group == "counters" || group == "allocator-stats") return RuleKind::always_succeeds;
   if (starts_with(group, "elementwise") || group == "optimizer") return RuleKind::same_shape;
   if (group == "reduction-whole") return RuleKind::whole_reduction;
+  // The groups whose valid calls are fixed by their size arguments (judge_sized_op), and the
+  // legacy spectral pair of the FFT block.
   if (group == "matmul" || group == "reduction-axis" || group == "shape" ||
-      starts_with(group, "indexing") || group == "softmax") {
-      starts_with(group, "indexing") || group == "normalization") {
-      starts_with(group, "indexing") || group == "scan") {
-    return RuleKind::sized_op;
-  }
-  // The FFT family and the legacy spectral pair (the fft block of judge_sized_op).
-  if (group == "fft" || starts_with(spec.symbol, "torchlean_cuda_buffer_spectral_conv1d_rfft_")) {
+      starts_with(group, "indexing") || group == "softmax" || group == "normalization" ||
+      group == "scan" || group == "fft" ||
+      starts_with(spec.symbol, "torchlean_cuda_buffer_spectral_conv1d_rfft_")) {
     return RuleKind::sized_op;
   }
   return RuleKind::generic;
