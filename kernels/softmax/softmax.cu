@@ -338,8 +338,8 @@ __global__ void __launch_bounds__(1024)
 // shared memory: each thread holds R chunks of V elements in registers (chunk r of thread t at
 // element (r * blockDim + t) V, the first R * blockDim * V elements of the row), and the rest of
 // the row sits in shared memory as in rows_smem_kernel (values, then mask bits), offset by the
-// register span. Rows of 16k to ~70k float32 (8k to ~36k float64) stay on chip with two blocks
-// per SM for the longer half of that range's start, so one block's loads overlap the other's
+// register span. Rows of 16k to about 70k float32 (8k to 36k float64) stay on chip; up to about
+// 45k float32 (22k float64) two blocks fit on an SM, so one block's loads overlap the other's
 // arithmetic.
 
 constexpr int kHybridThreads = 512;
@@ -517,6 +517,7 @@ __global__ void __launch_bounds__(1024)
     const uint64_t base = row * cols;
     Online<T> acc{neg_inf<T>(), T(0)};
     bool mine = false;
+#pragma unroll 4
     for (uint64_t c = static_cast<uint64_t>(threadIdx.x) * V; c < cols; c += step) {
       T v[V], mk[V] = {};
       load_chunk<T, V>(scores + base + c, v);
