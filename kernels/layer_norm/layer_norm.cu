@@ -393,7 +393,6 @@ __global__ void __launch_bounds__(kThreads)
     (which == 0 ? d_gamma : d_beta)[c] = narrow<T>(acc);
   }
 }
-}
 
 // ---------------------------------------------------------------------------------------------
 // Layout choice: columns per thread (PT), warps per row (WPR) and warps per block (WARPS) from
