@@ -491,7 +491,7 @@ TEST_F(Scan, DeterministicSettingGivesTheRecurrenceBitForBitFloat64) {
 template <class T>
 void fast_within_bound(uint32_t seed) {
   DeterministicScope scope(false);
-  const std::pair<uint32_t, uint32_t> shapes[] = {{1, 1},    {17, 3},   {300, 70},
+  const std::pair<uint32_t, uint32_t> shapes[] = {{1, 1},    {17, 3},   {100, 5},  {300, 70},
                                                   {3000, 5}, {129, 40}, {4100, 33}};
   for (auto [steps, state] : shapes) {
     for (bool variable : {false, true}) {

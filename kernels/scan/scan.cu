@@ -358,6 +358,9 @@ __device__ T resolve_carry(const FastWork<T>& w, uint64_t tile, uint64_t chunk, 
         }
       }
       const uint32_t inclusive = __ballot_sync(kFullMask, mine && f == kFlagInclusive);
+      // Every lane reads values whose flags other lanes acquired: order those reads after the
+      // whole warp's flag loads.
+      __syncwarp();
       __threadfence();
       const int stop =
           inclusive != 0 ? __ffs(static_cast<int>(inclusive)) - 1 : static_cast<int>(n);
