@@ -727,7 +727,8 @@ void dispatch_rows(const T* s, const T* mk, uint64_t rows, uint64_t cols, T* out
 template <class T>
 void softmax_rows_cuda(const T* scores, const T* mask, uint64_t rows, uint64_t cols, T* out,
                        CUstream_st* stream) {
-  const char* op = "softmax";
+  // The op whose failure a launch error reports: the last-axis softmax_io has no mask.
+  const char* op = mask != nullptr ? "hard_masked_softmax_by_row" : "softmax_io";
   if (rows == 0 || cols == 0) return;
   constexpr int kV = Vec<T>::kWidth;
   const bool vector =
@@ -743,7 +744,7 @@ void softmax_rows_cuda(const T* scores, const T* mask, uint64_t rows, uint64_t c
 template <class T>
 void softmax_axis_cuda(const T* x, uint64_t outer, uint64_t len, uint64_t inner, T* out,
                        CUstream_st* stream) {
-  const char* op = "softmax";
+  const char* op = "softmax_io";
   const uint64_t columns = outer * inner;
   if (columns == 0 || len == 0) return;
   // Short axes with many columns: a thread per column, the column in registers (one read, one
