@@ -155,8 +155,9 @@ FastWork<T> fast_work(const FastPlan& p, void* workspace) {
 // a ring of kExactStages stages of D time steps in shared memory with cp.async (each thread
 // copies and later reads only its own column of the ring, so no barrier is involved): while the
 // chain runs stage s, the copies of stages s+1 .. s+kExactStages-1 are in flight. D is sized so
-// that the ring is kExactRingBytes per thread (48 KiB per block): 96 steps ahead for the forward
-// constant float32 scan, down to 18 for the float64 variable backward.
+// that the ring is kExactRingBytes per thread (48 KiB per block): stages of D = 96 steps for the
+// forward constant float32 scan (up to 288 steps in flight) down to D = 9 for the float64
+// variable backward (27).
 
 template <class T, int Arrays>
 struct ExactStage {
