@@ -491,8 +491,9 @@ TEST_F(Scan, DeterministicSettingGivesTheRecurrenceBitForBitFloat64) {
 template <class T>
 void fast_within_bound(uint32_t seed) {
   DeterministicScope scope(false);
-  const std::pair<uint32_t, uint32_t> shapes[] = {{1, 1},    {17, 3},   {100, 5},  {300, 70},
-                                                  {3000, 5}, {129, 40}, {4100, 33}};
+  const std::pair<uint32_t, uint32_t> shapes[] = {{1, 1},     {17, 3},     {100, 5},
+                                                  {300, 70},  {3000, 5},   {129, 40},
+                                                  {4100, 33}, {100000, 3}, {40, 1000}};
   for (auto [steps, state] : shapes) {
     for (bool variable : {false, true}) {
       Problem<T> p = random_problem<T>(steps, state, variable, seed++, false, 1.0);

@@ -263,9 +263,9 @@ TLRT_EXPORT lean_obj_res torchlean_cuda_buffer_layer_norm_bwd(
     b_lean_obj_arg dout, b_lean_obj_arg normalized, b_lean_obj_arg invStd, b_lean_obj_arg gamma,
     uint32_t rows, uint32_t cols, double colsScale, double invCols);
 /* ---- numerical operations: diagonal selective scans (SPEC-ops 13) */
-TLRT_EXPORT lean_obj_res torchlean_cuda_buffer_selective_scan_diag_fwd(
-    b_lean_obj_arg A, b_lean_obj_arg B, b_lean_obj_arg X, b_lean_obj_arg h0, uint32_t seqLen,
-    uint32_t state);
+TLRT_EXPORT lean_obj_res
+torchlean_cuda_buffer_selective_scan_diag_fwd(b_lean_obj_arg A, b_lean_obj_arg B, b_lean_obj_arg X,
+                                              b_lean_obj_arg h0, uint32_t seqLen, uint32_t state);
 TLRT_EXPORT lean_obj_res torchlean_cuda_buffer_selective_scan_diag_bwd(
     b_lean_obj_arg A, b_lean_obj_arg B, b_lean_obj_arg X, b_lean_obj_arg h0, b_lean_obj_arg out,
     b_lean_obj_arg dY, uint32_t seqLen, uint32_t state);

@@ -14,7 +14,8 @@
 // channel) and keeps its operands in registers. Each thread composes its K maps, the block
 // composes the 8 segment maps in shared memory (the chunk's aggregate), and warp 0 publishes the
 // aggregate and resolves the chunk's carry-in by decoupled look-back over the previous chunks of
-// its tile (an inclusive value ends the walk; aggregates are composed on the way). Chunk order is
+// its tile (the aggregates after the nearest inclusive value are applied to it one by one, so
+// every inclusive value is the serial chain's and results repeat bit for bit). Chunk order is
 // the order of an atomic ticket, so every chunk a block waits for belongs to a block that is
 // already running. Then each thread applies the prefix of the segments before its own to the
 // carry and runs its K steps literally, writing the outputs from registers: every operand is read
@@ -155,8 +156,9 @@ FastWork<T> fast_work(const FastPlan& p, void* workspace) {
 // a ring of kExactStages stages of D time steps in shared memory with cp.async (each thread
 // copies and later reads only its own column of the ring, so no barrier is involved): while the
 // chain runs stage s, the copies of stages s+1 .. s+kExactStages-1 are in flight. D is sized so
-// that the ring is kExactRingBytes per thread (48 KiB per block): 96 steps ahead for the forward
-// constant float32 scan, down to 18 for the float64 variable backward.
+// that the ring is kExactRingBytes per thread (48 KiB per block): stages of D = 96 steps for the
+// forward constant float32 scan (up to 288 steps in flight) down to D = 9 for the float64
+// variable backward (27).
 
 template <class T, int Arrays>
 struct ExactStage {
@@ -335,59 +337,40 @@ __device__ T resolve_carry(const FastWork<T>& w, uint64_t tile, uint64_t chunk, 
       cuda::atomic_ref<uint32_t, cuda::thread_scope_device> flag(w.flags[slot]);
       flag.store(kFlagAggregate, cuda::memory_order_release);
     }
-    // Walk back over windows of up to 32 predecessors (lane q reads the flag of chunk
-    // end-1-q): wait until none of the window is empty, then compose the aggregates up to the
-    // nearest inclusive value. (ca, cb) is the composition of the aggregates passed so far.
-    T ca = T(1), cb = T(0);
-    bool have = false;
-    uint64_t end = chunk;
+    // Look back over the (up to) 32 nearest predecessors, lane q reading the flag of chunk
+    // chunk-1-q, until none of them is empty and one holds an inclusive value; then apply the
+    // aggregates after the nearest inclusive value to it one by one in chunk order. Every
+    // inclusive value is thus step(ga_k, inclusive_{k-1}, gb_k), the serial chain's value,
+    // wherever the walk stops: the carry-in, and all outputs, repeat bit for bit run to run.
+    const uint64_t n = chunk < kTileChannels ? chunk : kTileChannels;
+    const bool mine = static_cast<uint64_t>(lane) < n;
+    const uint64_t pred = mine ? (chunk - 1 - lane) * w.tiles + tile : 0;
+    uint32_t f = mine ? kFlagEmpty : kFlagAggregate;
+    uint32_t inclusive = 0;
     while (true) {
-      const uint64_t n = end < kTileChannels ? end : kTileChannels;
-      const bool mine = static_cast<uint64_t>(lane) < n;
-      const uint64_t pred = mine ? (end - 1 - lane) * w.tiles + tile : 0;
-      uint32_t f = kFlagInclusive;
-      if (mine) {
+      if (mine && f != kFlagInclusive) {
         cuda::atomic_ref<uint32_t, cuda::thread_scope_device> flag(w.flags[pred]);
         f = flag.load(cuda::memory_order_acquire);
       }
-      while (__any_sync(kFullMask, f == kFlagEmpty)) {
-        __nanosleep(20);
-        if (f == kFlagEmpty) {
-          cuda::atomic_ref<uint32_t, cuda::thread_scope_device> flag(w.flags[pred]);
-          f = flag.load(cuda::memory_order_acquire);
-        }
-      }
-      const uint32_t inclusive = __ballot_sync(kFullMask, mine && f == kFlagInclusive);
-      // Every lane reads values whose flags other lanes acquired: order those reads after the
-      // whole warp's flag loads.
-      __syncwarp();
-      __threadfence();
-      const int stop =
-          inclusive != 0 ? __ffs(static_cast<int>(inclusive)) - 1 : static_cast<int>(n);
-#pragma unroll 4
-      for (int q = 0; q < stop; ++q) {
-        const size_t pv =
-            static_cast<size_t>((end - 1 - q) * w.tiles + tile) * kTileChannels + lane;
-        const T pa = __ldcg(w.agg_a + pv);
-        const T pb = __ldcg(w.agg_b + pv);
-        if (have) {
-          cb = step(ca, pb, cb);
-          ca = mul_rn(ca, pa);
-        } else {
-          ca = pa;
-          cb = pb;
-          have = true;
-        }
-      }
-      if (inclusive != 0) {
-        const size_t pv =
-            static_cast<size_t>((end - 1 - stop) * w.tiles + tile) * kTileChannels + lane;
-        const T h = __ldcg(w.inclusive + pv);
-        carry = have ? step(ca, h, cb) : h;
-        break;
-      }
-      end -= n;  // chunk 0 publishes only an inclusive value, so a window reaching it stops
+      const uint32_t empty = __ballot_sync(kFullMask, f == kFlagEmpty);
+      inclusive = __ballot_sync(kFullMask, mine && f == kFlagInclusive);
+      if (empty == 0 && inclusive != 0) break;
+      __nanosleep(32);
     }
+    // Every lane reads values whose flags other lanes acquired: order those reads after the
+    // whole warp's flag loads.
+    __syncwarp();
+    __threadfence();
+    const int stop = __ffs(static_cast<int>(inclusive)) - 1;
+    T h = __ldcg(w.inclusive +
+                 (static_cast<size_t>((chunk - 1 - stop) * w.tiles + tile) * kTileChannels + lane));
+#pragma unroll 4
+    for (int q = stop - 1; q >= 0; --q) {
+      const size_t pv =
+          static_cast<size_t>((chunk - 1 - q) * w.tiles + tile) * kTileChannels + lane;
+      h = step(__ldcg(w.agg_a + pv), h, __ldcg(w.agg_b + pv));
+    }
+    carry = h;
   }
   w.inclusive[v] = step(ga, carry, gb);
   __threadfence();

@@ -4,14 +4,16 @@
 // composition tree. Host only (long double), shared by the ABI suite and tlrt-parity.
 //
 // Both schedules evaluate the same real recurrence y_t = a_t y_{t-1} + b_t (b_t = fl(B_t X_t) is
-// formed identically by both). A term of y_t passing through m rounded operations carries a
-// factor (1 + theta_m), |theta_m| <= gamma_m = m u / (1 - m u), so a schedule whose every leaf-to-
-// output path in the composition tree has at most d nodes (two roundings each, mul and add) is
-// within gamma_{2d+1} H_t of y_t. The literal recurrence has d = t + 1 at step t. The fast
-// schedule: <= K steps of the source segment, <= 7 segment compositions, the inclusive
-// application, <= 2 nodes per chunk crossed (a look-back composition and an application), <= 7
-// prefix compositions and its own <= K steps: d <= 2K + 16 + 2 c with c = t / L (L = 8K).
-// Hence |fast_t - exact_t| <= (gamma_{2(t+1)+1} + gamma_{2(2K+16+2c)+1}) H_t.
+// formed identically by both). A term of y_t that meets m rounded operations carries a factor
+// (1 + theta_m), |theta_m| <= gamma_m = m u / (1 - m u). In a composition tree a term meets, at
+// each node on its path, the node's product and sum (2 roundings) and the roundings inside the
+// composed coefficient it is multiplied by; those coefficients are products over disjoint ranges
+// of (k, t], so together they hold at most t multiplications. A path of at most d nodes thus gives
+// m <= 2d + t + 1. The literal recurrence: m <= 2(t + 1). The fast schedule's paths: <= K steps of
+// the source segment, <= 7 segment compositions, the inclusive application, <= 2 nodes per chunk
+// crossed (a look-back composition and an application), <= 7 prefix compositions and its own <= K
+// steps: d <= 2K + 16 + 2c with c = t / L (L = 8K). Hence
+// |fast_t - exact_t| <= (gamma_{2(t+1)} + gamma_{2d+t+1}) H_t (the code adds one to each index).
 #pragma once
 
 #include <cmath>
@@ -41,7 +43,7 @@ long double scan_state_factor(uint64_t pos) {
   const long double u = scan_unit_roundoff<T>();
   const uint64_t k = scan_segment_steps(sizeof(T));
   const uint64_t depth = 2 * k + 16 + 2 * (pos / scan_chunk_steps(sizeof(T)));
-  return scan_gamma(2.0L * (pos + 1) + 1, u) + scan_gamma(2.0L * depth + 1, u);
+  return scan_gamma(2.0L * (pos + 1) + 1, u) + scan_gamma(2.0L * depth + pos + 2, u);
 }
 
 // Forward: bound per element of h (T*S).

@@ -65,7 +65,7 @@ class ScanCase : public ComparedCase {
   }
   uint64_t steps() const override { return 1; }
   Bound bound() const override {
-    return exact_ ? Bound::bit_exact() : Bound::relative(0, "<= (g_2(t+1)+1 + g_2d+1) H");
+    return exact_ ? Bound::bit_exact() : Bound::relative(0, "<= (g_2(t+1)+1 + g_2d+t+2) H");
   }
   std::string oracle_name() const override { return exact_ ? "host recurrence" : ""; }
   std::string oracle_label() const override { return "ref vs host"; }
