@@ -197,7 +197,26 @@ __global__ void spectral_dxs_kernel(const T* __restrict__ ds, const T* __restric
   }
 }
 
+template <class T>
+__global__ void write_load_info_kernel(FftLoadInfo* info, const T* src, uint64_t n, bool scaled,
+                                       T scale) {
+  info->src = src;
+  info->bins = n / 2 + 1;
+  info->nyquist = (n % 2 == 0) ? n / 2 : n / 2 + 1;
+  info->scale = static_cast<double>(scale);
+  info->scaled = scaled ? 1u : 0u;
+  info->pad = 0;
+}
+
 }  // namespace
+
+template <class T>
+void fft_write_load_info_cuda(void* info, const T* src, uint64_t n, bool scaled, T scale,
+                              CUstream_st* stream, const char* op) {
+  write_load_info_kernel<T>
+      <<<1, 1, 0, stream>>>(static_cast<FftLoadInfo*>(info), src, n, scaled, scale);
+  check_launch(op);
+}
 
 template <class T>
 void irfft_prepare_cuda(const T* src, T* dst, uint64_t rows, uint64_t n, uint64_t stride,
@@ -262,6 +281,8 @@ void spectral_mix_bwd_cuda(const T* xs, const T* ds, const T* wre, const T* wim,
 }
 
 #define TLRT_FFT_INSTANTIATE(T)                                                                    \
+  template void fft_write_load_info_cuda<T>(void*, const T*, uint64_t, bool, T, CUstream_st*,      \
+                                            const char*);                                          \
   template void irfft_prepare_cuda<T>(const T*, T*, uint64_t, uint64_t, uint64_t, uint64_t, bool,  \
                                       T, CUstream_st*, const char*);                               \
   template void rfft_length1_cuda<T>(const T*, uint64_t, T*, CUstream_st*, const char*);           \
