@@ -308,6 +308,44 @@ TEST_F(FftGpu, TheBorrowedSpectrumIsNotOverwritten) {
   }
 }
 
+// The inverse through cuFFT's load callback (opt-in): the same bound against the reference, the
+// borrowed spectrum unchanged, identical bits over ten runs, no plan or allocation on a repeat.
+TEST_F(FftGpu, LoadCallbackPathWithinTheBound) {
+  tlrt::set_fft_load_callbacks(true);
+  std::string why;
+  if (!tlrt::fft_load_callbacks_active(false, &why)) {
+    tlrt::set_fft_load_callbacks(false);
+    GTEST_SKIP() << "the load-callback path is not available here: " << why;
+  }
+  for (Op op : {Op::irfft, Op::irfft_unnormalized}) {
+    against_reference<float>(op);
+    against_reference<double>(op);
+  }
+  const uint64_t batch = 65, n = 4096, bins = n / 2 + 1;
+  const auto spec = random_values<float>(batch * bins * 2, 99);
+  auto s = upload(Backend::cuda, spec);
+  const std::vector<uint8_t> first = bytes_of(*tlrt::irfft1d_packed(*s, batch, n, true, "t"));
+  tlrt::synchronize(Backend::cuda, "t");
+  const tlrt::PlanCacheCounters p0 = tlrt::plan_cache_counters();
+  const uint64_t a0 = tlrt::allocator(Backend::cuda).stats().source_allocs;
+  for (int i = 0; i < 9; ++i) {
+    EXPECT_EQ(bytes_of(*tlrt::irfft1d_packed(*s, batch, n, true, "t")), first) << i;
+  }
+  EXPECT_EQ(tlrt::plan_cache_counters().creates, p0.creates);
+  EXPECT_EQ(tlrt::allocator(Backend::cuda).stats().source_allocs, a0);
+  EXPECT_EQ(download<float>(*s), spec);
+  // The same values as the copy pass, within the bound (both scale the spectrum by fl(1/n)).
+  tlrt::set_fft_load_callbacks(false);
+  const std::vector<float> copy_pass =
+      download<float>(*tlrt::irfft1d_packed(*s, batch, n, true, "t"));
+  std::vector<float> callback(first.size() / sizeof(float));
+  std::memcpy(callback.data(), first.data(), first.size());
+  const std::vector<double> norms = row_norms(Op::irfft, spec, batch, n);
+  for (uint64_t i = 0; i < callback.size(); ++i) {
+    ASSERT_NEAR(callback[i], copy_pass[i], 2 * transform_constant(n) * 0x1p-24 * norms[i / n]) << i;
+  }
+}
+
 // batch * (n/2 + 1) * 2 past 2^31: the plan's batch and offsets are 64-bit. Rows at the start, the
 // middle and the end are checked against the reference backend on the same rows.
 TEST_F(FftGpu, BatchesPast2To31Elements) {
