@@ -117,12 +117,16 @@ std::vector<double> row_norms(Op op, const std::vector<T>& in, uint64_t batch, u
   return norms;
 }
 
+const std::vector<uint64_t> kLengths = {1,  2,  3,   4,   5,    7,    8,    16,
+                                        17, 97, 127, 128, 1000, 1024, 4096, 4097};
+const std::vector<uint64_t> kBatches = {1, 7, 64};
+
 template <class T>
-void against_reference(Op op) {
+void against_reference(Op op, const std::vector<uint64_t>& lengths = kLengths,
+                       const std::vector<uint64_t>& batches = kBatches) {
   const double u = sizeof(T) == 4 ? 0x1p-24 : 0x1p-53;
-  const uint64_t lengths[] = {1, 2, 3, 4, 5, 7, 8, 16, 17, 97, 127, 128, 1000, 1024, 4096, 4097};
   for (uint64_t n : lengths) {
-    for (uint64_t batch : {uint64_t{1}, uint64_t{7}, uint64_t{64}}) {
+    for (uint64_t batch : batches) {
       const uint64_t bins = n / 2 + 1;
       const uint64_t in_row = op == Op::rfft ? n : bins * 2;
       const uint64_t out_row = op == Op::rfft ? bins * 2 : n;
@@ -317,9 +321,11 @@ TEST_F(FftGpu, LoadCallbackPathWithinTheBound) {
     tlrt::set_fft_load_callbacks(false);
     GTEST_SKIP() << "the load-callback path is not available here: " << why;
   }
+  // Fewer shapes than the copy pass: every callback plan is JIT-linked when it is made.
+  const std::vector<uint64_t> lengths = {2, 3, 8, 17, 97, 1000, 4096, 4097};
   for (Op op : {Op::irfft, Op::irfft_unnormalized}) {
-    against_reference<float>(op);
-    against_reference<double>(op);
+    against_reference<float>(op, lengths, {1, 7});
+    against_reference<double>(op, lengths, {1, 7});
   }
   const uint64_t batch = 65, n = 4096, bins = n / 2 + 1;
   const auto spec = random_values<float>(batch * bins * 2, 99);
@@ -370,7 +376,7 @@ TEST_F(FftGpu, BatchesPast2To31Elements) {
     // n = 4: X0 = a+b+c+d, X1 = (a-c) - i(b-d), X2 = a-b+c-d.
     const double a = xs[0], b = xs[1], c = xs[2], d = xs[3];
     const double want[6] = {a + b + c + d, 0, a - c, -(b - d), a - b + c - d, 0};
-    for (int i = 0; i < 6; ++i) EXPECT_NEAR(got[i], want[i], 1e-6) << "row " << row << " " << i;
+    for (int i = 0; i < 6; ++i) EXPECT_NEAR(got[i], want[i], 4e-6) << "row " << row << " " << i;
   }
 }
 
