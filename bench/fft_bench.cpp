@@ -3,9 +3,10 @@
 // allocator, all on the runtime's stream) at batch 4096 x n 4096 float32, 4096 x 1000 float32 and
 // 4096 x 4096 float64, each beside a bare cuFFT R2C / C2R on the same data (its own plan and work
 // area, made before the timed region; the bare C2R writes into a scratch copy of the spectrum, as
-// C2R overwrites its input) and TorchLean's ATen composition. Each tlrt row's note counts plan
-// creations and driver allocations over the timed iterations (after one untimed call): both must
-// be 0. bytes = input read + output written.
+// C2R overwrites its input) and TorchLean's ATen composition; the inverses also through cuFFT's
+// load callback (the opt-in path of TLRT_FFT_LOAD_CALLBACKS) where it can be built. Each tlrt row's
+// note counts plan creations and driver allocations over the timed iterations (after one untimed
+// call): both must be 0. bytes = input read + output written.
 #include <cuda_runtime.h>
 #include <cufft.h>
 
@@ -90,6 +91,34 @@ void add_rows(Harness& h, Which which, uint64_t batch, uint64_t n) {
   r.aten_us = std::max(
       0.0, aten::median_us(h, op_of(which), f64 ? 1 : 0, inputs, 1, scalars, in_count, 20));
   h.add(r);
+
+  // The inverse through cuFFT's load callback (opt-in path), when it can be built here.
+  if (!forward) {
+    tlrt::set_fft_load_callbacks(true);
+    std::string why;
+    if (tlrt::fft_load_callbacks_active(f64, &why)) {
+      call();  // the callback plan (JIT-linked) created and cached
+      cudaStreamSynchronize(h.stream());
+      const Counts cb_before = Counts::read();
+      const double cb_us = h.device_median_us([&](CUstream_st*) { call(); });
+      cudaStreamSynchronize(h.stream());
+      const Counts cb_after = Counts::read();
+      Row c;
+      c.group = "fft";
+      c.name = std::string(op_of(which)) + " [load callback] " + size_text;
+      c.median_us = cb_us;
+      c.bytes = bytes;
+      c.size = in_count;
+      c.note = "TLRT_FFT_LOAD_CALLBACKS=1: no copy pass; plan creations " +
+               std::to_string(cb_after.creates - cb_before.creates) + ", driver allocations " +
+               std::to_string(cb_after.driver_allocs - cb_before.driver_allocs);
+      h.add(c);
+    } else {
+      std::fprintf(stderr, "tlrt-bench: no load-callback row for %s: %s\n", size_text.c_str(),
+                   why.c_str());
+    }
+    tlrt::set_fft_load_callbacks(false);
+  }
 
   // Bare cuFFT on the same data: its own plan and work area, made here.
   if (which == Which::irfft_unnormalized) return;  // the same transform as the C2R row

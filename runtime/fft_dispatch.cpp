@@ -1,8 +1,12 @@
 #include "runtime/fft_dispatch.h"
 
 #include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <string>
 
 #include "kernels/fft/fft.h"
@@ -32,7 +36,8 @@ struct FftKey {
     return device == o.device && shape.f64 == o.shape.f64 && shape.direction == o.shape.direction &&
            shape.n == o.shape.n && shape.batch == o.shape.batch &&
            shape.rstride == o.shape.rstride && shape.rdist == o.shape.rdist &&
-           shape.cstride == o.shape.cstride && shape.cdist == o.shape.cdist;
+           shape.cstride == o.shape.cstride && shape.cdist == o.shape.cdist &&
+           shape.load_callback == o.shape.load_callback;
   }
 };
 
@@ -48,6 +53,7 @@ struct FftKeyHash {
     mix(k.shape.rdist);
     mix(k.shape.cstride);
     mix(k.shape.cdist);
+    mix(k.shape.load_callback ? 1 : 0);
     return static_cast<size_t>(h);
   }
 };
@@ -61,11 +67,37 @@ std::mutex g_fft_exec;
 
 using PlanLease = cuda::DevicePlanCaches<FftKey, kernels::FftPlan, FftKeyHash>::Cache::Lease;
 
-PlanLease acquire_plan(const FftPlanShape& shape, const char* op) {
+PlanLease acquire_plan(const FftPlanShape& shape, const char* op,
+                       const kernels::FftLoadCallback* callback = nullptr) {
   const uint32_t device = selected_device();
   return g_fft_plans.on(device).acquire(FftKey{device, shape}, [&](const FftKey& key) {
-    return kernels::fft_plan_create(key.shape, op);
+    return kernels::fft_plan_create(key.shape, op, callback);
   });
+}
+
+// The load-callback switch: -1 until the environment is read.
+std::atomic<int> g_callbacks_wanted{-1};
+// Set once a callback plan could not be made: the copy pass is used from then on.
+std::atomic<bool> g_callbacks_failed{false};
+std::mutex g_callbacks_why_mutex;
+std::string g_callbacks_why;
+
+bool callbacks_wanted() {
+  int v = g_callbacks_wanted.load(std::memory_order_acquire);
+  if (v < 0) {
+    const char* e = std::getenv("TLRT_FFT_LOAD_CALLBACKS");
+    v = (e != nullptr && *e != '\0' && std::strcmp(e, "0") != 0) ? 1 : 0;
+    int expected = -1;
+    g_callbacks_wanted.compare_exchange_strong(expected, v);
+    v = g_callbacks_wanted.load(std::memory_order_acquire);
+  }
+  return v == 1;
+}
+
+void callbacks_failed(const std::string& why) {
+  std::lock_guard<std::mutex> lock(g_callbacks_why_mutex);
+  g_callbacks_why = why;
+  g_callbacks_failed.store(true, std::memory_order_release);
 }
 
 // Offsets inside one workspace block, 256-byte aligned.
@@ -126,6 +158,37 @@ void zero_fill(const Buffer& b, const char* op) {
 
 }  // namespace
 
+void set_fft_load_callbacks(bool enabled) {
+#if TLRT_HAVE_CUDA
+  g_callbacks_wanted.store(enabled ? 1 : 0, std::memory_order_release);
+#else
+  (void)enabled;
+#endif
+}
+
+bool fft_load_callbacks_active(bool f64, std::string* why) {
+#if TLRT_HAVE_CUDA
+  if (!callbacks_wanted()) {
+    if (why) *why = "switched off (TLRT_FFT_LOAD_CALLBACKS unset or \"0\")";
+    return false;
+  }
+  if (!g_callbacks_failed.load(std::memory_order_acquire)) {
+    const kernels::FftLoadCallback callback = kernels::irfft_load_callback(f64);
+    if (callback.ltoir != nullptr) return true;
+    callbacks_failed(callback.why);
+  }
+  if (why) {
+    std::lock_guard<std::mutex> lock(g_callbacks_why_mutex);
+    *why = g_callbacks_why;
+  }
+  return false;
+#else
+  (void)f64;
+  if (why) *why = "this build has no CUDA backend";
+  return false;
+#endif
+}
+
 std::unique_ptr<Buffer> rfft1d_packed(const Buffer& x, uint64_t batch, uint64_t n, const char* op) {
   require_native(x, op);
   require_positive_length(n, "rfft1dPacked", op);
@@ -141,8 +204,8 @@ std::unique_ptr<Buffer> rfft1d_packed(const Buffer& x, uint64_t batch, uint64_t 
         kernels::rfft1d_ref(x.as<T>(), batch, n, out->as<T>());
       },
       [&](auto as, CUstream_st* s) {
-        using T = typename decltype(as)::type;
 #if TLRT_HAVE_CUDA
+        using T = typename decltype(as)::type;
         if (n == 1) {
           kernels::rfft_length1_cuda(x.as<T>(), batch, out->as<T>(), s, op);
           return;
@@ -158,6 +221,7 @@ std::unique_ptr<Buffer> rfft1d_packed(const Buffer& x, uint64_t batch, uint64_t 
         }
         plan.used();
 #else
+        (void)as;
         (void)s;
 #endif
       });
@@ -180,12 +244,47 @@ std::unique_ptr<Buffer> irfft1d_packed(const Buffer& spec, uint64_t batch, uint6
         kernels::irfft1d_ref(spec.as<T>(), batch, n, normalize, out->as<T>());
       },
       [&](auto as, CUstream_st* s) {
-        using T = typename decltype(as)::type;
 #if TLRT_HAVE_CUDA
+        using T = typename decltype(as)::type;
         const T scale = kernels::fft_inverse_scale<T>(n);
         if (n == 1) {
           kernels::irfft_length1_cuda(spec.as<T>(), batch, normalize, scale, out->as<T>(), s, op);
           return;
+        }
+        if (callbacks_wanted() && !g_callbacks_failed.load(std::memory_order_acquire)) {
+          const kernels::FftLoadCallback callback = kernels::irfft_load_callback(sizeof(T) == 8);
+          std::optional<PlanLease> plan;
+          if (callback.ltoir == nullptr) {
+            callbacks_failed(callback.why);
+          } else {
+            FftPlanShape shape = row_plan<T>(FftDirection::c2r, batch, n);
+            shape.load_callback = true;
+            try {
+              plan.emplace(acquire_plan(shape, op, &callback));
+            } catch (const Error& e) {
+              callbacks_failed(e.what());
+            }
+          }
+          if (plan) {
+            // The callback reads the borrowed spectrum; cuFFT may still use the array it is
+            // handed as input for scratch, so it gets a block of the spectrum's size from the
+            // pool, never the spectrum.
+            const uint64_t spectrum_bytes = spec.size() * sizeof(T);
+            const uint64_t input_at = align256((*plan)->work_bytes);
+            Workspace work(spec.backend(), input_at + spectrum_bytes, op);
+            char* base = static_cast<char*>(work.data());
+            {
+              // The caller info belongs to the plan: written and read under one lock.
+              std::lock_guard<std::mutex> lock(g_fft_exec);
+              kernels::fft_write_load_info_cuda((*plan)->callback_info, spec.as<T>(), n, normalize,
+                                                scale, s, op);
+              kernels::fft_exec_cuda(**plan, FftDirection::c2r, out->as<T>(),
+                                     reinterpret_cast<T*>(base + input_at),
+                                     (*plan)->work_bytes != 0 ? base : nullptr, s, op);
+            }
+            plan->used();
+            return;
+          }
         }
         PlanLease plan = acquire_plan(row_plan<T>(FftDirection::c2r, batch, n), op);
         // C2R overwrites its input: the spectrum is copied first, with the endpoint rule and
@@ -204,6 +303,7 @@ std::unique_ptr<Buffer> irfft1d_packed(const Buffer& spec, uint64_t batch, uint6
         }
         plan.used();
 #else
+        (void)as;
         (void)s;
 #endif
       });
@@ -255,8 +355,8 @@ std::unique_ptr<Buffer> spectral_conv1d_rfft_fwd(const Buffer& x, const Buffer& 
                                          y->as<T>());
       },
       [&](auto as, CUstream_st* s) {
-        using T = typename decltype(as)::type;
 #if TLRT_HAVE_CUDA
+        using T = typename decltype(as)::type;
         const uint64_t bins = kernels::fft_bins(grid);
         const uint64_t spectrum_bytes = bins * width * 2 * sizeof(T);
         const T scale = kernels::fft_inverse_scale<T>(grid);
@@ -290,6 +390,7 @@ std::unique_ptr<Buffer> spectral_conv1d_rfft_fwd(const Buffer& x, const Buffer& 
         fwd.used();
         inv.used();
 #else
+        (void)as;
         (void)s;
 #endif
       });
@@ -326,8 +427,8 @@ SpectralGrads spectral_conv1d_rfft_bwd(const Buffer& x, const Buffer& wre, const
                                          g.dwim->as<T>());
       },
       [&](auto as, CUstream_st* s) {
-        using T = typename decltype(as)::type;
 #if TLRT_HAVE_CUDA
+        using T = typename decltype(as)::type;
         const uint64_t bins = kernels::fft_bins(grid);
         const uint64_t spectrum = align256(bins * width * 2 * sizeof(T));
         if (grid == 1) {
@@ -365,6 +466,7 @@ SpectralGrads spectral_conv1d_rfft_bwd(const Buffer& x, const Buffer& wre, const
         fwd.used();
         inv.used();
 #else
+        (void)as;
         (void)s;
 #endif
       });

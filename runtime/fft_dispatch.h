@@ -9,10 +9,21 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 
 #include "runtime/buffer.h"
 
 namespace tlrt {
+
+// The CUDA inverse through cuFFT's JIT-linked load callback (the callback reads the borrowed
+// spectrum with the endpoint rule and fl(1/n) applied, so no copy pass runs). Off unless
+// TLRT_FFT_LOAD_CALLBACKS is set to anything but "0" (read on first use) or it is switched on
+// here; where the callback cannot be built (no NVRTC, no LTO support) the inverse keeps the copy
+// pass and fft_load_callbacks_active says why.
+void set_fft_load_callbacks(bool enabled);
+// Whether the next CUDA inverse of dtype f64 / f32 takes the callback path (builds the callback on
+// first use); *why (when given) says why not.
+bool fft_load_callbacks_active(bool f64, std::string* why);
 
 // x (batch, n) -> (batch, n/2 + 1, 2). n = 0 fails "rfft1dPacked: length must be positive".
 std::unique_ptr<Buffer> rfft1d_packed(const Buffer& x, uint64_t batch, uint64_t n, const char* op);

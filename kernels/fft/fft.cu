@@ -6,6 +6,8 @@
 // sums accumulate in binary64 for both dtypes.
 #include <cuda_runtime.h>
 
+#include <algorithm>
+
 #include "kernels/common/launch.cuh"
 #include "kernels/fft/fft.h"
 
@@ -23,10 +25,23 @@ struct Pair<double> {
   using type = double2;
 };
 
+// One spectrum component, endpoint rule and factor applied.
 template <class T>
-__global__ void irfft_prepare_kernel(const T* __restrict__ src, T* __restrict__ dst, uint64_t rows,
-                                     uint64_t n, uint64_t stride, uint64_t dist, bool scaled,
-                                     T scale) {
+__device__ inline typename Pair<T>::type prepared(typename Pair<T>::type v, bool endpoint,
+                                                  bool scaled, T scale) {
+  if (endpoint) v.y = T(0);
+  if (scaled) {
+    v.x = v.x * scale;
+    v.y = v.y * scale;
+  }
+  return v;
+}
+
+// Short rows: one thread per bin over the flat (row, bin) range (a division per bin).
+template <class T>
+__global__ void irfft_prepare_flat_kernel(const T* __restrict__ src, T* __restrict__ dst,
+                                          uint64_t rows, uint64_t n, uint64_t stride, uint64_t dist,
+                                          bool scaled, T scale) {
   using V = typename Pair<T>::type;
   const uint64_t bins = n / 2 + 1;
   const uint64_t total = rows * bins;
@@ -36,13 +51,38 @@ __global__ void irfft_prepare_kernel(const T* __restrict__ src, T* __restrict__ 
     const uint64_t r = i / bins;
     const uint64_t k = i - r * bins;
     const uint64_t at = r * dist + k * stride;
-    V v = reinterpret_cast<const V*>(src)[at];
-    if (k == 0 || k == nyquist) v.y = T(0);
-    if (scaled) {
-      v.x = v.x * scale;
-      v.y = v.y * scale;
+    reinterpret_cast<V*>(dst)[at] =
+        prepared<T>(reinterpret_cast<const V*>(src)[at], k == 0 || k == nyquist, scaled, scale);
+  }
+}
+
+// Long rows: a block walks whole rows, its threads over the bins (no division per element).
+template <class T>
+__global__ void irfft_prepare_rows_kernel(const T* __restrict__ src, T* __restrict__ dst,
+                                          uint64_t rows, uint64_t n, uint64_t stride, uint64_t dist,
+                                          bool scaled, T scale) {
+  using V = typename Pair<T>::type;
+  const uint64_t bins = n / 2 + 1;
+  const uint64_t nyquist = (n % 2 == 0) ? n / 2 : bins;
+  for (uint64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+    const V* in = reinterpret_cast<const V*>(src) + r * dist;
+    V* out = reinterpret_cast<V*>(dst) + r * dist;
+    // Four loads in flight per thread before the stores.
+    for (uint64_t k0 = threadIdx.x; k0 < bins; k0 += 4 * uint64_t{blockDim.x}) {
+      V v[4];
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        const uint64_t k = k0 + j * uint64_t{blockDim.x};
+        if (k < bins) v[j] = in[k * stride];
+      }
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        const uint64_t k = k0 + j * uint64_t{blockDim.x};
+        if (k < bins) {
+          out[k * stride] = prepared<T>(v[j], k == 0 || k == nyquist, scaled, scale);
+        }
+      }
     }
-    reinterpret_cast<V*>(dst)[at] = v;
   }
 }
 
@@ -157,15 +197,41 @@ __global__ void spectral_dxs_kernel(const T* __restrict__ ds, const T* __restric
   }
 }
 
+template <class T>
+__global__ void write_load_info_kernel(FftLoadInfo* info, const T* src, uint64_t n, bool scaled,
+                                       T scale) {
+  info->src = src;
+  info->bins = n / 2 + 1;
+  info->nyquist = (n % 2 == 0) ? n / 2 : n / 2 + 1;
+  info->scale = static_cast<double>(scale);
+  info->scaled = scaled ? 1u : 0u;
+  info->pad = 0;
+}
+
 }  // namespace
+
+template <class T>
+void fft_write_load_info_cuda(void* info, const T* src, uint64_t n, bool scaled, T scale,
+                              CUstream_st* stream, const char* op) {
+  write_load_info_kernel<T>
+      <<<1, 1, 0, stream>>>(static_cast<FftLoadInfo*>(info), src, n, scaled, scale);
+  check_launch(op);
+}
 
 template <class T>
 void irfft_prepare_cuda(const T* src, T* dst, uint64_t rows, uint64_t n, uint64_t stride,
                         uint64_t dist, bool scaled, T scale, CUstream_st* stream, const char* op) {
   const uint64_t total = rows * fft_bins(n);
   if (total == 0) return;
-  irfft_prepare_kernel<T><<<grid_for(total, kThreads), kThreads, 0, stream>>>(
-      src, dst, rows, n, stride, dist, scaled, scale);
+  if (fft_bins(n) >= 128) {
+    // Enough resident blocks to keep every SM streaming; each walks rows in turn.
+    const uint64_t blocks = std::min<uint64_t>(rows, uint64_t{current_sm_count(op)} * 8);
+    irfft_prepare_rows_kernel<T><<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(
+        src, dst, rows, n, stride, dist, scaled, scale);
+  } else {
+    irfft_prepare_flat_kernel<T><<<grid_for(total, kThreads), kThreads, 0, stream>>>(
+        src, dst, rows, n, stride, dist, scaled, scale);
+  }
   check_launch(op);
 }
 
@@ -215,6 +281,8 @@ void spectral_mix_bwd_cuda(const T* xs, const T* ds, const T* wre, const T* wim,
 }
 
 #define TLRT_FFT_INSTANTIATE(T)                                                                    \
+  template void fft_write_load_info_cuda<T>(void*, const T*, uint64_t, bool, T, CUstream_st*,      \
+                                            const char*);                                          \
   template void irfft_prepare_cuda<T>(const T*, T*, uint64_t, uint64_t, uint64_t, uint64_t, bool,  \
                                       T, CUstream_st*, const char*);                               \
   template void rfft_length1_cuda<T>(const T*, uint64_t, T*, CUstream_st*, const char*);           \

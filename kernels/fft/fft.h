@@ -63,16 +63,45 @@ struct FftPlanShape {
   uint64_t batch = 0;
   uint64_t rstride = 1, rdist = 0;
   uint64_t cstride = 1, cdist = 0;
+  // c2r only: the input comes through the load callback of irfft_load_callback, which reads the
+  // spectrum named by the plan's caller info (FftLoadInfo) instead of the input pointer.
+  bool load_callback = false;
 };
 
 struct FftPlan {
-  int handle = 0;         // cufftHandle
-  size_t work_bytes = 0;  // the work area the caller supplies (auto allocation is off)
+  int handle = 0;                 // cufftHandle
+  size_t work_bytes = 0;          // the work area the caller supplies (auto allocation is off)
+  void* callback_info = nullptr;  // device FftLoadInfo of a load-callback plan, else null
 };
 
-// Creates the plan (cufftCreate, cufftSetAutoAllocation(0), cufftMakePlanMany64); throws
-// tlrt::Error naming op on failure, leaving nothing behind.
-FftPlan fft_plan_create(const FftPlanShape& shape, const char* op);
+// The caller info of the inverse's load callback (device memory, one per plan; rewritten on the
+// plan's stream before each execution by fft_write_load_info_cuda). The callback source in
+// fft_lto_cuda.cpp declares the same layout.
+struct FftLoadInfo {
+  const void* src;   // the packed spectrum, [Re, Im] pairs
+  uint64_t bins;     // n/2 + 1
+  uint64_t nyquist;  // n/2 for even n, else bins (no Nyquist bin)
+  double scale;      // fl(1/n) of the dtype, widened
+  uint32_t scaled;   // 1: multiply by scale
+  uint32_t pad;
+};
+
+// The LTO-IR of the inverse's load callback for the dtype, compiled with NVRTC on first use for
+// the current device's compute capability; ltoir is null (and why says why) where it cannot be
+// made.
+struct FftLoadCallback {
+  const void* ltoir = nullptr;
+  size_t size = 0;
+  const char* symbol = nullptr;
+  const char* why = "";
+};
+FftLoadCallback irfft_load_callback(bool f64);
+
+// Creates the plan (cufftCreate, cufftSetAutoAllocation(0), for a load-callback shape
+// cufftXtSetJITCallback with `callback` and a fresh device FftLoadInfo, cufftMakePlanMany64);
+// throws tlrt::Error naming op on failure, leaving nothing behind.
+FftPlan fft_plan_create(const FftPlanShape& shape, const char* op,
+                        const FftLoadCallback* callback = nullptr);
 void fft_plan_destroy(FftPlan& plan);
 
 // Queues the plan's transform on `stream` with `work` (plan.work_bytes bytes, may be null when 0)
@@ -90,6 +119,11 @@ void fft_exec_cuda(const FftPlan& plan, FftDirection direction, T* real, T* comp
 template <class T>
 void irfft_prepare_cuda(const T* src, T* dst, uint64_t rows, uint64_t n, uint64_t stride,
                         uint64_t dist, bool scaled, T scale, CUstream_st* stream, const char* op);
+
+// Queues the write of the load callback's caller info: src, n's bins and Nyquist bin, the factor.
+template <class T>
+void fft_write_load_info_cuda(void* info, const T* src, uint64_t n, bool scaled, T scale,
+                              CUstream_st* stream, const char* op);
 
 // n = 1: out[2b] = x[b], out[2b + 1] = +0 (rfft); out[b] = spec[2b] * (scaled ? scale : 1).
 template <class T>

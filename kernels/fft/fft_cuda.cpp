@@ -4,6 +4,7 @@
 // runtime (runtime/fft_dispatch.cpp); this file only makes, runs and destroys them.
 #include <cuda_runtime.h>
 #include <cufft.h>
+#include <cufftXt.h>
 
 #include <string>
 
@@ -55,11 +56,28 @@ void check_cufft(cufftResult r, const char* op, const char* what) {
 
 }  // namespace
 
-FftPlan fft_plan_create(const FftPlanShape& shape, const char* op) {
+FftPlan fft_plan_create(const FftPlanShape& shape, const char* op,
+                        const FftLoadCallback* callback) {
   cufftHandle handle = 0;
   check_cufft(cufftCreate(&handle), op, "cufftCreate");
+  void* info = nullptr;
   try {
     check_cufft(cufftSetAutoAllocation(handle, 0), op, "cufftSetAutoAllocation");
+    if (shape.load_callback) {
+      if (callback == nullptr || callback->ltoir == nullptr) {
+        fail(ErrorKind::not_supported, op, "no load callback for the inverse FFT");
+      }
+      const cudaError_t st = cudaMalloc(&info, sizeof(FftLoadInfo));
+      if (st != cudaSuccess) {
+        info = nullptr;
+        fail(ErrorKind::out_of_memory, op,
+             std::string("cudaMalloc of the callback info failed: ") + cudaGetErrorString(st));
+      }
+      check_cufft(cufftXtSetJITCallback(
+                      handle, callback->symbol, callback->ltoir, callback->size,
+                      shape.f64 ? CUFFT_CB_LD_COMPLEX_DOUBLE : CUFFT_CB_LD_COMPLEX, &info),
+                  op, "cufftXtSetJITCallback");
+    }
     const bool r2c = shape.direction == FftDirection::r2c;
     long long n = static_cast<long long>(shape.n);
     long long real_embed = n;
@@ -77,16 +95,19 @@ FftPlan fft_plan_create(const FftPlanShape& shape, const char* op) {
                             r2c ? &complex_embed : &real_embed, r2c ? cstride : rstride,
                             r2c ? cdist : rdist, type, static_cast<long long>(shape.batch), &work),
         op, "cufftMakePlanMany64");
-    return FftPlan{static_cast<int>(handle), work};
+    return FftPlan{static_cast<int>(handle), work, info};
   } catch (...) {
     cufftDestroy(handle);
+    if (info != nullptr) cudaFree(info);
     throw;
   }
 }
 
 void fft_plan_destroy(FftPlan& plan) {
   cufftDestroy(static_cast<cufftHandle>(plan.handle));
+  if (plan.callback_info != nullptr) cudaFree(plan.callback_info);
   plan.handle = 0;
+  plan.callback_info = nullptr;
 }
 
 template <class T>
