@@ -35,6 +35,19 @@ lean_obj_res box(std::unique_ptr<Buffer> buffer) {
   return torchlean_cuda_buffer_box(rec);
 }
 
+lean_obj_res pair_of(lean_obj_arg first, lean_obj_arg second) {
+  lean_object* pair = lean_alloc_ctor(0, 2, 0);
+  lean_ctor_set(pair, 0, first);
+  lean_ctor_set(pair, 1, second);
+  return pair;
+}
+
+lean_obj_res box_tuple(std::vector<std::unique_ptr<Buffer>> parts) {
+  lean_object* tail = box(std::move(parts.back()));
+  for (size_t k = parts.size() - 1; k-- > 0;) tail = pair_of(box(std::move(parts[k])), tail);
+  return tail;
+}
+
 torchlean_cuda_buffer* record_of(b_lean_obj_arg object, const char* op) {
   if (lean_is_scalar(object) || !lean_is_external(object)) {
     panic(std::string("tlrt: ") + op + ": argument is not a buffer object");

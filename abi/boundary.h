@@ -33,6 +33,20 @@ lean_external_class* buffer_class();
 
 // Wraps a runtime buffer in a new Lean object (wrapper counters move).
 lean_obj_res box(std::unique_ptr<Buffer> buffer);
+// Lean's product `(first, second)`: constructor 0 with two object fields; takes both references.
+lean_obj_res pair_of(lean_obj_arg first, lean_obj_arg second);
+// Several results as Lean's right-nested product (a, (b, (c, ...))) of new buffer objects.
+lean_obj_res box_tuple(std::vector<std::unique_ptr<Buffer>> parts);
+template <class... Rest>
+lean_obj_res box_tuple(std::unique_ptr<Buffer> first, std::unique_ptr<Buffer> second,
+                       Rest... rest) {
+  std::vector<std::unique_ptr<Buffer>> parts;
+  parts.reserve(2 + sizeof...(Rest));
+  parts.push_back(std::move(first));
+  parts.push_back(std::move(second));
+  (parts.push_back(std::move(rest)), ...);
+  return box_tuple(std::move(parts));
+}
 // The record of a Lean buffer object. A non-external object panics; an external object of
 // another class throws invalid_argument naming `op`.
 torchlean_cuda_buffer* record_of(b_lean_obj_arg object, const char* op);

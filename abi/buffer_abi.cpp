@@ -98,10 +98,7 @@ lean_obj_res torchlean_cuda_buffer_duplicate(b_lean_obj_arg reference) {
     Buffer& b = live_buffer(reference, "duplicate");
     auto first = tlrt::copy_buffer(b, "duplicate");
     auto second = tlrt::copy_buffer(b, "duplicate");
-    lean_object* pair = lean_alloc_ctor(0, 2, 0);
-    lean_ctor_set(pair, 0, box(std::move(first)));
-    lean_ctor_set(pair, 1, box(std::move(second)));
-    return pair;
+    return box_tuple(std::move(first), std::move(second));
   });
 }
 

@@ -13,18 +13,6 @@ using namespace tlrt::abi;
 
 namespace {
 
-// Tuples nest to the right: (a, b) and (a, (b, c)).
-lean_obj_res box_all(std::vector<std::unique_ptr<Buffer>> results) {
-  lean_object* tail = box(std::move(results.back()));
-  for (size_t k = results.size() - 1; k-- > 0;) {
-    lean_object* pair = lean_alloc_ctor(0, 2, 0);
-    lean_ctor_set(pair, 0, box(std::move(results[k])));
-    lean_ctor_set(pair, 1, tail);
-    tail = pair;
-  }
-  return tail;
-}
-
 std::vector<std::unique_ptr<Buffer>> run(ElementwiseOp op,
                                          std::initializer_list<b_lean_obj_arg> objects,
                                          std::initializer_list<double> scalars) {
@@ -37,13 +25,13 @@ std::vector<std::unique_ptr<Buffer>> run(ElementwiseOp op,
 
 lean_obj_res call(ElementwiseOp op, std::initializer_list<b_lean_obj_arg> objects,
                   std::initializer_list<double> scalars) {
-  return pure_call([&] { return box_all(run(op, objects, scalars)); });
+  return pure_call([&] { return box_tuple(run(op, objects, scalars)); });
 }
 
 // The result is built (and counted) before the source is released.
 lean_obj_res call_then_release(ElementwiseOp op, b_lean_obj_arg x) {
   return pure_call([&] {
-    lean_obj_res result = box_all(run(op, {x}, {}));
+    lean_obj_res result = box_tuple(run(op, {x}, {}));
     live_buffer(x, tlrt::elementwise_info(op).name).release();
     return result;
   });

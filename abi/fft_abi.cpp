@@ -62,13 +62,7 @@ lean_obj_res torchlean_cuda_buffer_spectral_conv1d_rfft_bwd(b_lean_obj_arg x, b_
     tlrt::Buffer& dout = live_buffer(dY, op);
     tlrt::SpectralGrads g =
         tlrt::spectral_conv1d_rfft_bwd(input, real, imaginary, dout, grid, width, modes, op);
-    lean_object* inner = lean_alloc_ctor(0, 2, 0);
-    lean_ctor_set(inner, 0, box(std::move(g.dwre)));
-    lean_ctor_set(inner, 1, box(std::move(g.dwim)));
-    lean_object* outer = lean_alloc_ctor(0, 2, 0);
-    lean_ctor_set(outer, 0, box(std::move(g.dx)));
-    lean_ctor_set(outer, 1, inner);
-    return outer;
+    return box_tuple(std::move(g.dx), std::move(g.dwre), std::move(g.dwim));
   });
 }
 

@@ -12,16 +12,9 @@ using namespace tlrt::abi;
 
 namespace {
 
-// (a, (b, c)): constructor 0 with two object fields, nested to the right.
+// (a, (b, c)) of the three results.
 lean_obj_res box_triple(tlrt::LayerNormResults results) {
-  lean_object* last = box(std::move(results[2]));
-  lean_object* inner = lean_alloc_ctor(0, 2, 0);
-  lean_ctor_set(inner, 0, box(std::move(results[1])));
-  lean_ctor_set(inner, 1, last);
-  lean_object* outer = lean_alloc_ctor(0, 2, 0);
-  lean_ctor_set(outer, 0, box(std::move(results[0])));
-  lean_ctor_set(outer, 1, inner);
-  return outer;
+  return box_tuple(std::move(results[0]), std::move(results[1]), std::move(results[2]));
 }
 
 }  // namespace

@@ -25,18 +25,9 @@ lean_obj_res forward(b_lean_obj_arg a_obj, b_lean_obj_arg b_obj, b_lean_obj_arg 
   });
 }
 
-// (dA, (dB, (dX, dH0))): Lean's right-nested products, constructor 0 with two object fields.
+// (dA, (dB, (dX, dH0))): Lean's right-nested products.
 lean_obj_res box_gradients(tlrt::ScanGradientBuffers g) {
-  lean_object* tail = lean_alloc_ctor(0, 2, 0);
-  lean_ctor_set(tail, 0, box(std::move(g.dx)));
-  lean_ctor_set(tail, 1, box(std::move(g.dh0)));
-  lean_object* middle = lean_alloc_ctor(0, 2, 0);
-  lean_ctor_set(middle, 0, box(std::move(g.db)));
-  lean_ctor_set(middle, 1, tail);
-  lean_object* head = lean_alloc_ctor(0, 2, 0);
-  lean_ctor_set(head, 0, box(std::move(g.da)));
-  lean_ctor_set(head, 1, middle);
-  return head;
+  return box_tuple(std::move(g.da), std::move(g.db), std::move(g.dx), std::move(g.dh0));
 }
 
 lean_obj_res backward(b_lean_obj_arg a_obj, b_lean_obj_arg b_obj, b_lean_obj_arg x_obj,
