@@ -25,7 +25,15 @@
 // the block and a second kernel folds the per-chunk partial sums in reverse chunk order (a fixed
 // order, so results repeat run to run). Look-back flags and the ticket live in the workspace and
 // are cleared by one cudaMemsetAsync per call. Sequences of at most kExactMaxSteps steps take the
-// exact schedule in either mode (its results are valid for the fast contract too).
+// exact schedule in either mode (its results are valid for the fast contract too), and so do
+// calls with enough channels to fill the device with exact-schedule blocks (exact_is_faster).
+//
+// Preconditions of the fast schedule (SPEC-ops 13): the reassociated composition may turn an
+// overflow into inf*0 or inf-inf where the literal recurrence has inf, so a fast thread marks its
+// channel in a byte per channel of the workspace when a coefficient has |a| > 1 (or is NaN), a
+// bias, h0, state, g or output is not finite (the constant backward's fold marks non-finite
+// sums), and the exact kernel queued after the fast one recomputes exactly the marked channels
+// (its threads of unmarked channels exit at once). No host synchronisation is involved.
 #include <cuda_pipeline.h>
 #include <cuda_runtime.h>
 #include <cuda/atomic>
@@ -71,6 +79,13 @@ TLRT_DEVICE_INLINE T step(T a, T h, T b) {
   return add_rn(mul_rn(a, h), b);
 }
 
+// The preconditions of the reassociated schedule (SPEC-ops 13): a coefficient of magnitude at
+// most 1, a finite bias. A NaN coefficient fails the first.
+template <class T>
+TLRT_DEVICE_INLINE bool outside(T a, T b) {
+  return !(fabs(a) <= T(1)) || !isfinite(b);
+}
+
 template <class T>
 TLRT_DEVICE_INLINE T load(const T* p) {
   return __ldg(p);
@@ -88,13 +103,41 @@ struct FastPlan {
   bool fast = false;
   uint64_t tiles = 0, chunks = 0, chunk_steps = 0;
   size_t agg_a = 0, agg_b = 0, inclusive = 0, part_da = 0, part_db = 0, flags = 0, ticket = 0;
+  size_t redo = 0;  // one byte per channel: recompute it on the exact schedule
   size_t bytes = 0;
 };
 
-FastPlan fast_plan(uint64_t steps, uint64_t state, size_t element_bytes, bool constant_bwd,
-                   bool exact) {
+enum class Variant { fwd, var_fwd, bwd, var_bwd };
+
+// Blocks of the exact schedule resident on one SM: its 48 KiB rings in the 228 KiB of shared
+// memory of an SM (Hopper; 164 KiB on Ampere still holds 3, which the rule below tolerates).
+constexpr uint64_t kExactBlocksPerSm = 4;
+
+// Whether the exact schedule (one thread per channel) is expected to finish first in fast mode.
+// Its time is about T dependent steps per wave of resident blocks, whatever S, while the fast
+// schedule moves the bytes at a rate that does not depend on S: the exact schedule wins once a
+// wave holds enough channels per SM. The break-even density (measured on the H200, float32 at
+// T x S = 2048 x 16384, where one wave holds 3.9 blocks per SM) is about 2 blocks of 32 channels
+// per SM for the forward, 2.2 for the variable forward, 1.6 for the constant backward and 3.2
+// for the variable backward; the thresholds below are those in quarters, rounded up. The choice
+// depends only on T, S, the variant and the SM count, so a call's schedule repeats run to run.
+bool exact_is_faster(uint64_t steps, uint64_t state, Variant v, uint32_t sms) {
+  if (steps <= kExactMaxSteps) return true;
+  const uint64_t blocks = (state + kExactThreads - 1) / kExactThreads;
+  const uint64_t slots = kExactBlocksPerSm * (sms == 0 ? 1 : sms);
+  const uint64_t waves = (blocks + slots - 1) / slots;
+  const uint64_t quarters = v == Variant::fwd       ? 8
+                            : v == Variant::var_fwd ? 9
+                            : v == Variant::bwd     ? 7
+                                                    : 13;
+  return blocks * 4 >= quarters * (sms == 0 ? 1 : sms) * waves;
+}
+
+FastPlan fast_plan(uint64_t steps, uint64_t state, size_t element_bytes, Variant variant,
+                   bool exact, uint32_t sms) {
   FastPlan p;
-  if (exact || steps <= kExactMaxSteps || state == 0) return p;
+  if (exact || state == 0 || exact_is_faster(steps, state, variant, sms)) return p;
+  const bool constant_bwd = variant == Variant::bwd;
   p.fast = true;
   p.chunk_steps = static_cast<uint64_t>(kSegments) * fast_steps_per_thread(element_bytes);
   p.tiles = (state + kTileChannels - 1) / kTileChannels;
@@ -118,7 +161,8 @@ FastPlan fast_plan(uint64_t steps, uint64_t state, size_t element_bytes, bool co
   }
   p.flags = at;
   p.ticket = at + slots * sizeof(uint32_t);
-  p.bytes = align(p.ticket + sizeof(uint32_t));
+  p.redo = p.ticket + sizeof(uint32_t);
+  p.bytes = align(p.redo + static_cast<size_t>(state));
   return p;
 }
 
@@ -131,6 +175,7 @@ struct FastWork {
   T* part_db;
   uint32_t* flags;
   uint32_t* ticket;
+  uint8_t* redo;
   uint64_t tiles;
 };
 
@@ -145,6 +190,7 @@ FastWork<T> fast_work(const FastPlan& p, void* workspace) {
   w.part_db = p.part_db != 0 ? reinterpret_cast<T*>(base + p.part_db) : nullptr;
   w.flags = reinterpret_cast<uint32_t*>(base + p.flags);
   w.ticket = reinterpret_cast<uint32_t*>(base + p.ticket);
+  w.redo = reinterpret_cast<uint8_t*>(base + p.redo);
   w.tiles = p.tiles;
   return w;
 }
@@ -178,13 +224,14 @@ TLRT_DEVICE_INLINE void copy_async(T* shared, const T* global) {
 
 template <class T, bool Var>
 __global__ void __launch_bounds__(kExactThreads)
-    scan_fwd_exact(ScanOperands<T> in, T* __restrict__ out) {
+    scan_fwd_exact(ScanOperands<T> in, T* __restrict__ out, const uint8_t* __restrict__ only) {
   constexpr int kArrays = Var ? 3 : 1;  // X (, A, B)
   constexpr int D = ExactStage<T, kArrays>::kSteps;
   __shared__ ExactRing<T, kArrays, D> ring;
   const int tid = threadIdx.x;
   const uint64_t c = static_cast<uint64_t>(blockIdx.x) * kExactThreads + tid;
   if (c >= in.state) return;
+  if (only != nullptr && only[c] == 0) return;  // a fast-schedule result that stands
   const uint64_t S = in.state, steps = in.steps;
   const uint64_t stages = (steps + D - 1) / D;
   auto issue = [&](uint64_t s) {
@@ -231,7 +278,7 @@ __global__ void __launch_bounds__(kExactThreads)
 template <class T, bool Var>
 __global__ void __launch_bounds__(kExactThreads)
     scan_bwd_exact(ScanOperands<T> in, const T* __restrict__ out, const T* __restrict__ dy,
-                   ScanGradients<T> grad) {
+                   ScanGradients<T> grad, const uint8_t* __restrict__ only) {
   constexpr int kArrays = Var ? 5 : 3;
   constexpr int D = ExactStage<T, kArrays>::kSteps;
   constexpr int kDy = 0, kX = 1, kHp = 2, kAn = Var ? 3 : 0, kB = Var ? 4 : 0;
@@ -239,6 +286,7 @@ __global__ void __launch_bounds__(kExactThreads)
   const int tid = threadIdx.x;
   const uint64_t c = static_cast<uint64_t>(blockIdx.x) * kExactThreads + tid;
   if (c >= in.state) return;
+  if (only != nullptr && only[c] == 0) return;  // a fast-schedule result that stands
   const uint64_t S = in.state, steps = in.steps;
   const uint64_t stages = (steps + D - 1) / D;
   auto issue = [&](uint64_t s) {
@@ -422,6 +470,11 @@ __global__ void __launch_bounds__(kFastThreads)
       bv[k] = T(0);
     }
   }
+  // Any step outside the preconditions or any non-finite state sends the channel to the exact
+  // schedule (the kernel queued after this one).
+  bool redo = false;
+#pragma unroll
+  for (int k = 0; k < K; ++k) redo = redo || outside(av[k], bv[k]);
   T ca = av[0], cb = bv[0];
 #pragma unroll
   for (int k = 1; k < K; ++k) {
@@ -434,7 +487,8 @@ __global__ void __launch_bounds__(kFastThreads)
   if (seg == 0) {
     T ga, gb;
     compose_segments<T>(s_a, s_b, kSegments, lane, ga, gb);
-    const T first = live ? load(in.h0 + c) : T(0);
+    const T first = live && chunk == 0 ? load(in.h0 + c) : T(0);
+    redo = redo || !isfinite(first);
     s_carry[lane] = resolve_carry(w, tile, chunk, lane, ga, gb, first);
   }
   __syncthreads();
@@ -448,8 +502,10 @@ __global__ void __launch_bounds__(kFastThreads)
     if (t < in.steps) {
       h = step(av[k], h, bv[k]);
       out[t * S + c] = h;
+      redo = redo || !isfinite(h);
     }
   }
+  if (redo) w.redo[c] = 1;
 }
 
 // Backward in reverse time: position u = T-1-t; coefficient an_u = A_{t+1} (0 at u = 0), bias
@@ -499,6 +555,11 @@ __global__ void __launch_bounds__(kFastThreads)
       hp[k] = xv[k] = bv[k] = T(0);
     }
   }
+  // Any step outside the preconditions or any non-finite g or output sends the channel to the
+  // exact schedule (the kernel queued after this one).
+  bool redo = false;
+#pragma unroll
+  for (int k = 0; k < K; ++k) redo = redo || outside(an[k], dv[k]);
   T ca = an[0], cb = dv[0];
 #pragma unroll
   for (int k = 1; k < K; ++k) {
@@ -527,7 +588,8 @@ __global__ void __launch_bounds__(kFastThreads)
       g = step(an[k], g, dv[k]);
       const T da = mul_rn(g, hp[k]);
       const T db = mul_rn(g, xv[k]);
-      grad.dx[i] = mul_rn(g, bv[k]);
+      const T dx = mul_rn(g, bv[k]);
+      grad.dx[i] = dx;
       if (Var) {
         grad.da[i] = da;
         grad.db[i] = db;
@@ -535,9 +597,16 @@ __global__ void __launch_bounds__(kFastThreads)
         sum_a = add_rn(sum_a, da);
         sum_b = add_rn(sum_b, db);
       }
-      if (t == 0) grad.dh0[c] = mul_rn(g, Var ? load(in.a + c) : ac);
+      redo = redo || !isfinite(g) || !isfinite(da) || !isfinite(db) || !isfinite(dx);
+      if (t == 0) {
+        const T a0 = Var ? load(in.a + c) : ac;
+        const T dh0 = mul_rn(g, a0);
+        grad.dh0[c] = dh0;
+        redo = redo || !(fabs(a0) <= T(1)) || !isfinite(dh0);
+      }
     }
   }
+  if (live && redo) w.redo[c] = 1;
   if (!Var) {
     // The chunk's partial sums, segments in reverse time order.
     __syncthreads();  // every thread has read s_a / s_b
@@ -558,10 +627,12 @@ __global__ void __launch_bounds__(kFastThreads)
 
 // dA[c], dB[c] of the constant variant: the per-chunk partial sums folded in reverse time order
 // (chunk 0 holds the last time steps) from +0.
+// A non-finite sum sends the channel to the exact schedule (queued after this kernel).
 template <class T>
 __global__ void __launch_bounds__(kThreads)
     fold_chunks(const T* __restrict__ part_da, const T* __restrict__ part_db, uint64_t chunks,
-                uint64_t state, T* __restrict__ da, T* __restrict__ db) {
+                uint64_t state, T* __restrict__ da, T* __restrict__ db,
+                uint8_t* __restrict__ redo) {
   for (uint64_t c = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x; c < state;
        c += static_cast<uint64_t>(gridDim.x) * blockDim.x) {
     T sa = T(0), sb = T(0);
@@ -571,6 +642,7 @@ __global__ void __launch_bounds__(kThreads)
     }
     da[c] = sa;
     db[c] = sb;
+    if (!isfinite(sa) || !isfinite(sb)) redo[c] = 1;
   }
 }
 
@@ -598,13 +670,21 @@ void clear_flags(const FastPlan& p, void* workspace, CUstream_st* stream, const 
 }  // namespace
 
 size_t selective_scan_fwd_workspace_bytes(uint64_t steps, uint64_t state, size_t element_bytes,
-                                          bool exact) {
-  return fast_plan(steps, state, element_bytes, false, exact).bytes;
+                                          bool variable, bool exact) {
+  const char* op = variable ? "selective_scan_diag_var_fwd" : "selective_scan_diag_fwd";
+  if (exact || state == 0 || steps <= kExactMaxSteps) return 0;
+  return fast_plan(steps, state, element_bytes, variable ? Variant::var_fwd : Variant::fwd, exact,
+                   current_sm_count(op))
+      .bytes;
 }
 
 size_t selective_scan_bwd_workspace_bytes(uint64_t steps, uint64_t state, size_t element_bytes,
                                           bool variable, bool exact) {
-  return fast_plan(steps, state, element_bytes, !variable, exact).bytes;
+  const char* op = variable ? "selective_scan_diag_var_bwd" : "selective_scan_diag_bwd";
+  if (exact || state == 0 || steps <= kExactMaxSteps) return 0;
+  return fast_plan(steps, state, element_bytes, variable ? Variant::var_bwd : Variant::bwd, exact,
+                   current_sm_count(op))
+      .bytes;
 }
 
 template <class T>
@@ -612,15 +692,22 @@ void selective_scan_fwd_cuda(const ScanOperands<T>& in, T* out, bool exact, void
                              CUstream_st* stream) {
   const char* op = in.variable ? "selective_scan_diag_var_fwd" : "selective_scan_diag_fwd";
   if (in.steps == 0 || in.state == 0) return;
-  const FastPlan p = fast_plan(in.steps, in.state, sizeof(T), false, exact);
-  if (!p.fast) {
-    const dim3 grid = exact_grid(in.state, op);
+  const FastPlan p =
+      exact || in.steps <= kExactMaxSteps
+          ? FastPlan{}
+          : fast_plan(in.steps, in.state, sizeof(T), in.variable ? Variant::var_fwd : Variant::fwd,
+                      exact, current_sm_count(op));
+  const dim3 exact_blocks = exact_grid(in.state, op);
+  auto run_exact = [&](const uint8_t* only) {
     if (in.variable) {
-      scan_fwd_exact<T, true><<<grid, kExactThreads, 0, stream>>>(in, out);
+      scan_fwd_exact<T, true><<<exact_blocks, kExactThreads, 0, stream>>>(in, out, only);
     } else {
-      scan_fwd_exact<T, false><<<grid, kExactThreads, 0, stream>>>(in, out);
+      scan_fwd_exact<T, false><<<exact_blocks, kExactThreads, 0, stream>>>(in, out, only);
     }
     check_launch(op);
+  };
+  if (!p.fast) {
+    run_exact(nullptr);
     return;
   }
   clear_flags(p, workspace, stream, op);
@@ -633,6 +720,7 @@ void selective_scan_fwd_cuda(const ScanOperands<T>& in, T* out, bool exact, void
     scan_fwd_fast<T, false, K><<<grid, kFastThreads, 0, stream>>>(in, out, w);
   }
   check_launch(op);
+  run_exact(w.redo);  // the channels the fast schedule marked, on the literal recurrence
 }
 
 template <class T>
@@ -641,15 +729,22 @@ void selective_scan_bwd_cuda(const ScanOperands<T>& in, const T* out, const T* d
                              CUstream_st* stream) {
   const char* op = in.variable ? "selective_scan_diag_var_bwd" : "selective_scan_diag_bwd";
   if (in.steps == 0 || in.state == 0) return;
-  const FastPlan p = fast_plan(in.steps, in.state, sizeof(T), !in.variable, exact);
-  if (!p.fast) {
-    const dim3 grid = exact_grid(in.state, op);
+  const FastPlan p =
+      exact || in.steps <= kExactMaxSteps
+          ? FastPlan{}
+          : fast_plan(in.steps, in.state, sizeof(T), in.variable ? Variant::var_bwd : Variant::bwd,
+                      exact, current_sm_count(op));
+  const dim3 exact_blocks = exact_grid(in.state, op);
+  auto run_exact = [&](const uint8_t* only) {
     if (in.variable) {
-      scan_bwd_exact<T, true><<<grid, kExactThreads, 0, stream>>>(in, out, dy, grad);
+      scan_bwd_exact<T, true><<<exact_blocks, kExactThreads, 0, stream>>>(in, out, dy, grad, only);
     } else {
-      scan_bwd_exact<T, false><<<grid, kExactThreads, 0, stream>>>(in, out, dy, grad);
+      scan_bwd_exact<T, false><<<exact_blocks, kExactThreads, 0, stream>>>(in, out, dy, grad, only);
     }
     check_launch(op);
+  };
+  if (!p.fast) {
+    run_exact(nullptr);
     return;
   }
   clear_flags(p, workspace, stream, op);
@@ -659,13 +754,14 @@ void selective_scan_bwd_cuda(const ScanOperands<T>& in, const T* out, const T* d
   if (in.variable) {
     scan_bwd_fast<T, true, K><<<grid, kFastThreads, 0, stream>>>(in, out, dy, grad, w);
     check_launch(op);
-    return;
+  } else {
+    scan_bwd_fast<T, false, K><<<grid, kFastThreads, 0, stream>>>(in, out, dy, grad, w);
+    check_launch(op);
+    fold_chunks<T><<<grid_for(in.state, kThreads), kThreads, 0, stream>>>(
+        w.part_da, w.part_db, p.chunks, in.state, grad.da, grad.db, w.redo);
+    check_launch(op);
   }
-  scan_bwd_fast<T, false, K><<<grid, kFastThreads, 0, stream>>>(in, out, dy, grad, w);
-  check_launch(op);
-  fold_chunks<T><<<grid_for(in.state, kThreads), kThreads, 0, stream>>>(
-      w.part_da, w.part_db, p.chunks, in.state, grad.da, grad.db);
-  check_launch(op);
+  run_exact(w.redo);  // the channels the fast schedule marked, on the literal recurrence
 }
 
 template void selective_scan_fwd_cuda<float>(const ScanOperands<float>&, float*, bool, void*,
