@@ -50,6 +50,9 @@ namespace {
 constexpr int kTileChannels = 32;  // channels of a fast-schedule tile (one warp width)
 constexpr int kSegments = static_cast<int>(kScanSegments);  // warps of a fast-schedule block
 constexpr int kFastThreads = kTileChannels * kSegments;
+// Forward blocks resident per SM (64 registers a thread): more blocks in different phases keep
+// more loads in flight while others wait in the look-back.
+constexpr int kFastForwardBlocksPerSm = 4;
 constexpr int kExactThreads = 32;         // channels per block of the exact schedule (one warp)
 constexpr int kExactStages = 4;           // cp.async ring stages of the exact schedule
 constexpr size_t kExactRingBytes = 1536;  // ring bytes per thread (48 KiB per block)
@@ -368,70 +371,89 @@ TLRT_DEVICE_INLINE bool compose_segments(const T (*sa)[kTileChannels], const T (
   return true;
 }
 
-// Warp 0 of a fast block: publishes the chunk aggregate (ga, gb) of slot chunk*tiles + tile,
-// resolves the carry-in by look-back and publishes the inclusive value. Returns the carry-in.
+// Called by every thread of a fast block (chunk is uniform across the block). Warp 0 publishes
+// the chunk aggregate (ga, gb) of slot chunk*tiles + tile, resolves the carry-in by look-back and
+// publishes the inclusive value; ga, gb and first_carry (h_{-1}, used by chunk 0) matter in
+// warp 0 only, which alone gets the carry-in as the result.
 template <class T>
-__device__ T resolve_carry(const FastWork<T>& w, uint64_t tile, uint64_t chunk, int lane, T ga,
-                           T gb, T first_carry) {
+__device__ T resolve_carry(const FastWork<T>& w, uint64_t tile, uint64_t chunk, int seg, int lane,
+                           T ga, T gb, T first_carry) {
+  // Aggregates of the predecessors between the nearest inclusive value and this chunk, gathered
+  // by all warps (one L2 round trip) before warp 0 applies them in order.
+  __shared__ T s_la[kTileChannels][kTileChannels];
+  __shared__ T s_lb[kTileChannels][kTileChannels];
+  __shared__ int s_stop;
   const uint64_t slot = chunk * w.tiles + tile;
   const size_t v = static_cast<size_t>(slot) * kTileChannels + lane;
   T carry = first_carry;
   if (chunk != 0) {
-    w.agg_a[v] = ga;
-    w.agg_b[v] = gb;
+    if (seg == 0) {
+      w.agg_a[v] = ga;
+      w.agg_b[v] = gb;
+      __threadfence();
+      __syncwarp();
+      if (lane == 0) {
+        cuda::atomic_ref<uint32_t, cuda::thread_scope_device> flag(w.flags[slot]);
+        flag.store(kFlagAggregate, cuda::memory_order_release);
+      }
+      // Look back over the (up to) 32 nearest predecessors, lane q reading the flag of chunk
+      // chunk-1-q, until none of them is empty and one holds an inclusive value (chunk 0
+      // publishes its inclusive value at once, so within the first 32 chunks only the
+      // predecessors' aggregates are waited for); then the aggregates after the nearest
+      // inclusive value are applied to it one by one in chunk order. Every inclusive value is
+      // thus step(ga_k, inclusive_{k-1}, gb_k), the serial chain's value, wherever the walk
+      // stops: the carry-in, and all outputs, repeat bit for bit run to run.
+      const uint64_t n = chunk < kTileChannels ? chunk : kTileChannels;
+      const bool mine = static_cast<uint64_t>(lane) < n;
+      const uint64_t pred = mine ? (chunk - 1 - lane) * w.tiles + tile : 0;
+      uint32_t f = mine ? kFlagEmpty : kFlagAggregate;
+      uint32_t inclusive = 0;
+      while (true) {
+        if (mine && f != kFlagInclusive) {
+          cuda::atomic_ref<uint32_t, cuda::thread_scope_device> flag(w.flags[pred]);
+          f = flag.load(cuda::memory_order_acquire);
+        }
+        const uint32_t empty = __ballot_sync(kFullMask, f == kFlagEmpty);
+        inclusive = __ballot_sync(kFullMask, mine && f == kFlagInclusive);
+        if (empty == 0 && inclusive != 0) break;
+        __nanosleep(32);
+      }
+      // Every thread of the block reads values whose flags lanes of this warp acquired: order
+      // those reads after the whole warp's flag loads (and, through the barrier below, after
+      // this fence).
+      __syncwarp();
+      __threadfence();
+      if (lane == 0) s_stop = __ffs(static_cast<int>(inclusive));  // distance 1 .. 32
+    }
+    __syncthreads();
+    const int stop = s_stop;
+    for (int d = 1 + seg; d < stop; d += kSegments) {
+      const size_t pv = static_cast<size_t>((chunk - d) * w.tiles + tile) * kTileChannels + lane;
+      s_la[d - 1][lane] = __ldcg(w.agg_a + pv);
+      s_lb[d - 1][lane] = __ldcg(w.agg_b + pv);
+    }
+    __syncthreads();
+    if (seg == 0) {
+      T h = __ldcg(w.inclusive +
+                   (static_cast<size_t>((chunk - stop) * w.tiles + tile) * kTileChannels + lane));
+      for (int d = stop - 1; d >= 1; --d) h = step(s_la[d - 1][lane], h, s_lb[d - 1][lane]);
+      carry = h;
+    }
+  }
+  if (seg == 0) {
+    w.inclusive[v] = step(ga, carry, gb);
     __threadfence();
     __syncwarp();
     if (lane == 0) {
       cuda::atomic_ref<uint32_t, cuda::thread_scope_device> flag(w.flags[slot]);
-      flag.store(kFlagAggregate, cuda::memory_order_release);
+      flag.store(kFlagInclusive, cuda::memory_order_release);
     }
-    // Look back over the (up to) 32 nearest predecessors, lane q reading the flag of chunk
-    // chunk-1-q, until none of them is empty and one holds an inclusive value; then apply the
-    // aggregates after the nearest inclusive value to it one by one in chunk order. Every
-    // inclusive value is thus step(ga_k, inclusive_{k-1}, gb_k), the serial chain's value,
-    // wherever the walk stops: the carry-in, and all outputs, repeat bit for bit run to run.
-    const uint64_t n = chunk < kTileChannels ? chunk : kTileChannels;
-    const bool mine = static_cast<uint64_t>(lane) < n;
-    const uint64_t pred = mine ? (chunk - 1 - lane) * w.tiles + tile : 0;
-    uint32_t f = mine ? kFlagEmpty : kFlagAggregate;
-    uint32_t inclusive = 0;
-    while (true) {
-      if (mine && f != kFlagInclusive) {
-        cuda::atomic_ref<uint32_t, cuda::thread_scope_device> flag(w.flags[pred]);
-        f = flag.load(cuda::memory_order_acquire);
-      }
-      const uint32_t empty = __ballot_sync(kFullMask, f == kFlagEmpty);
-      inclusive = __ballot_sync(kFullMask, mine && f == kFlagInclusive);
-      if (empty == 0 && inclusive != 0) break;
-      __nanosleep(32);
-    }
-    // Every lane reads values whose flags other lanes acquired: order those reads after the
-    // whole warp's flag loads.
-    __syncwarp();
-    __threadfence();
-    const int stop = __ffs(static_cast<int>(inclusive)) - 1;
-    T h = __ldcg(w.inclusive +
-                 (static_cast<size_t>((chunk - 1 - stop) * w.tiles + tile) * kTileChannels + lane));
-#pragma unroll 4
-    for (int q = stop - 1; q >= 0; --q) {
-      const size_t pv =
-          static_cast<size_t>((chunk - 1 - q) * w.tiles + tile) * kTileChannels + lane;
-      h = step(__ldcg(w.agg_a + pv), h, __ldcg(w.agg_b + pv));
-    }
-    carry = h;
-  }
-  w.inclusive[v] = step(ga, carry, gb);
-  __threadfence();
-  __syncwarp();
-  if (lane == 0) {
-    cuda::atomic_ref<uint32_t, cuda::thread_scope_device> flag(w.flags[slot]);
-    flag.store(kFlagInclusive, cuda::memory_order_release);
   }
   return carry;
 }
 
 template <class T, bool Var, int K>
-__global__ void __launch_bounds__(kFastThreads)
+__global__ void __launch_bounds__(kFastThreads, kFastForwardBlocksPerSm)
     scan_fwd_fast(ScanOperands<T> in, T* __restrict__ out, FastWork<T> w) {
   __shared__ uint32_t s_ticket;
   __shared__ T s_a[kSegments][kTileChannels];
@@ -484,12 +506,15 @@ __global__ void __launch_bounds__(kFastThreads)
   s_a[seg][lane] = ca;
   s_b[seg][lane] = cb;
   __syncthreads();
-  if (seg == 0) {
-    T ga, gb;
-    compose_segments<T>(s_a, s_b, kSegments, lane, ga, gb);
-    const T first = live && chunk == 0 ? load(in.h0 + c) : T(0);
-    redo = redo || !isfinite(first);
-    s_carry[lane] = resolve_carry(w, tile, chunk, lane, ga, gb, first);
+  {
+    T ga = T(1), gb = T(0), first = T(0);
+    if (seg == 0) {
+      compose_segments<T>(s_a, s_b, kSegments, lane, ga, gb);
+      first = live && chunk == 0 ? load(in.h0 + c) : T(0);
+      redo = redo || !isfinite(first);
+    }
+    const T carry = resolve_carry(w, tile, chunk, seg, lane, ga, gb, first);
+    if (seg == 0) s_carry[lane] = carry;
   }
   __syncthreads();
   T h = s_carry[lane];
@@ -569,10 +594,11 @@ __global__ void __launch_bounds__(kFastThreads)
   s_a[seg][lane] = ca;
   s_b[seg][lane] = cb;
   __syncthreads();
-  if (seg == 0) {
-    T ga, gb;
-    compose_segments<T>(s_a, s_b, kSegments, lane, ga, gb);
-    s_carry[lane] = resolve_carry(w, tile, chunk, lane, ga, gb, T(0));
+  {
+    T ga = T(1), gb = T(0);
+    if (seg == 0) compose_segments<T>(s_a, s_b, kSegments, lane, ga, gb);
+    const T carry = resolve_carry(w, tile, chunk, seg, lane, ga, gb, T(0));
+    if (seg == 0) s_carry[lane] = carry;
   }
   __syncthreads();
   T g = s_carry[lane];
