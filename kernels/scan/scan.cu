@@ -22,8 +22,9 @@
 // once and every output written once. The backward is the same scan in reverse time for g
 // (coefficient A_{t+1}, 0 at t = T-1; bias dY_t; carry +0) and forms da, db, dX, dH0 in the same
 // pass; the constant variant's dA, dB sum each chunk's contribution in reverse time order inside
-// the block and a second kernel folds the per-chunk partial sums in reverse chunk order (a fixed
-// order, so results repeat run to run). Look-back flags and the ticket live in the workspace and
+// the block and a second kernel folds the per-chunk partial sums in 16 contiguous ranges of
+// chunks, then the range sums, each in reverse time order (a fixed order, so results repeat run
+// to run). Look-back flags and the ticket live in the workspace and
 // are cleared by one cudaMemsetAsync per call. Sequences of at most kExactMaxSteps steps take the
 // exact schedule in either mode (its results are valid for the fast contract too), and so do
 // calls with enough channels to fill the device with exact-schedule blocks (exact_is_faster).
@@ -651,25 +652,62 @@ __global__ void __launch_bounds__(kFastThreads)
   }
 }
 
-// dA[c], dB[c] of the constant variant: the per-chunk partial sums folded in reverse time order
-// (chunk 0 holds the last time steps) from +0.
-// A non-finite sum sends the channel to the exact schedule (queued after this kernel).
+// dA[c], dB[c] of the constant variant from the per-chunk partial sums (chunk 0 holds the last
+// time steps): a block takes 32 channels, its warp g folds the g-th of kFoldGroups contiguous
+// ranges of chunks in reverse time order from +0 (many independent loads in flight instead of
+// one serial chain of loads per channel), and warp 0 folds the range sums in the same order
+// from +0. A fixed order, so results repeat run to run. A non-finite sum sends the channel to the
+// exact schedule (queued after this kernel).
+constexpr int kFoldGroups = 16;
+static_assert(kExactThreads == kTileChannels, "fold_chunks is launched on the exact grid");
+
 template <class T>
-__global__ void __launch_bounds__(kThreads)
+__global__ void __launch_bounds__(kTileChannels* kFoldGroups)
     fold_chunks(const T* __restrict__ part_da, const T* __restrict__ part_db, uint64_t chunks,
                 uint64_t state, T* __restrict__ da, T* __restrict__ db,
                 uint8_t* __restrict__ redo) {
-  for (uint64_t c = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x; c < state;
-       c += static_cast<uint64_t>(gridDim.x) * blockDim.x) {
-    T sa = T(0), sb = T(0);
-    for (uint64_t k = 0; k < chunks; ++k) {
-      sa = add_rn(sa, part_da[k * state + c]);
-      sb = add_rn(sb, part_db[k * state + c]);
+  __shared__ T s_sa[kFoldGroups][kTileChannels];
+  __shared__ T s_sb[kFoldGroups][kTileChannels];
+  const int lane = threadIdx.x % kTileChannels, group = threadIdx.x / kTileChannels;
+  const uint64_t c = static_cast<uint64_t>(blockIdx.x) * kTileChannels + lane;
+  const uint64_t per = (chunks + kFoldGroups - 1) / kFoldGroups;
+  const uint64_t k0 = static_cast<uint64_t>(group) * per;
+  const uint64_t k1 = k0 + per < chunks ? k0 + per : chunks;
+  T sa = T(0), sb = T(0);
+  if (c < state) {
+    constexpr int kBatch = 8;  // loads issued before their adds
+    uint64_t k = k0;
+    for (; k + kBatch <= k1; k += kBatch) {
+      T va[kBatch], vb[kBatch];
+#pragma unroll
+      for (int q = 0; q < kBatch; ++q) {
+        va[q] = load(part_da + (k + q) * state + c);
+        vb[q] = load(part_db + (k + q) * state + c);
+      }
+#pragma unroll
+      for (int q = 0; q < kBatch; ++q) {
+        sa = add_rn(sa, va[q]);
+        sb = add_rn(sb, vb[q]);
+      }
     }
-    da[c] = sa;
-    db[c] = sb;
-    if (!isfinite(sa) || !isfinite(sb)) redo[c] = 1;
+    for (; k < k1; ++k) {
+      sa = add_rn(sa, load(part_da + k * state + c));
+      sb = add_rn(sb, load(part_db + k * state + c));
+    }
   }
+  s_sa[group][lane] = sa;
+  s_sb[group][lane] = sb;
+  __syncthreads();
+  if (group != 0 || c >= state) return;
+  T fa = T(0), fb = T(0);
+#pragma unroll
+  for (int g = 0; g < kFoldGroups; ++g) {
+    fa = add_rn(fa, s_sa[g][lane]);
+    fb = add_rn(fb, s_sb[g][lane]);
+  }
+  da[c] = fa;
+  db[c] = fb;
+  if (!isfinite(fa) || !isfinite(fb)) redo[c] = 1;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -783,7 +821,7 @@ void selective_scan_bwd_cuda(const ScanOperands<T>& in, const T* out, const T* d
   } else {
     scan_bwd_fast<T, false, K><<<grid, kFastThreads, 0, stream>>>(in, out, dy, grad, w);
     check_launch(op);
-    fold_chunks<T><<<grid_for(in.state, kThreads), kThreads, 0, stream>>>(
+    fold_chunks<T><<<exact_blocks, kTileChannels * kFoldGroups, 0, stream>>>(
         w.part_da, w.part_db, p.chunks, in.state, grad.da, grad.db, w.redo);
     check_launch(op);
   }
