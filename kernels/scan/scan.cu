@@ -427,13 +427,15 @@ __device__ T resolve_carry(const FastWork<T>& w, uint64_t tile, uint64_t chunk, 
       if (lane == 0) s_stop = __ffs(static_cast<int>(inclusive));  // distance 1 .. 32
     }
     __syncthreads();
-    const int stop = s_stop;
-    for (int d = 1 + seg; d < stop; d += kSegments) {
-      const size_t pv = static_cast<size_t>((chunk - d) * w.tiles + tile) * kTileChannels + lane;
-      s_la[d - 1][lane] = __ldcg(w.agg_a + pv);
-      s_lb[d - 1][lane] = __ldcg(w.agg_b + pv);
+    const int stop = s_stop;  // uniform across the block
+    if (stop > 1) {
+      for (int d = 1 + seg; d < stop; d += kSegments) {
+        const size_t pv = static_cast<size_t>((chunk - d) * w.tiles + tile) * kTileChannels + lane;
+        s_la[d - 1][lane] = __ldcg(w.agg_a + pv);
+        s_lb[d - 1][lane] = __ldcg(w.agg_b + pv);
+      }
+      __syncthreads();
     }
-    __syncthreads();
     if (seg == 0) {
       T h = __ldcg(w.inclusive +
                    (static_cast<size_t>((chunk - stop) * w.tiles + tile) * kTileChannels + lane));
