@@ -51,9 +51,13 @@ namespace {
 constexpr int kTileChannels = 32;  // channels of a fast-schedule tile (one warp width)
 constexpr int kSegments = static_cast<int>(kScanSegments);  // warps of a fast-schedule block
 constexpr int kFastThreads = kTileChannels * kSegments;
-// Forward blocks resident per SM (64 registers a thread): more blocks in different phases keep
-// more loads in flight while others wait in the look-back.
-constexpr int kFastForwardBlocksPerSm = 4;
+// Forward blocks resident per SM (64 registers a thread; 48 for the float32 constant variant,
+// whose coefficient is one register): more blocks in different phases keep more loads in flight
+// while others wait in the look-back.
+template <class T, bool Var>
+constexpr int fast_forward_blocks_per_sm() {
+  return !Var && sizeof(T) == 4 ? 5 : 4;
+}
 constexpr int kExactThreads = 32;         // channels per block of the exact schedule (one warp)
 constexpr int kExactStages = 4;           // cp.async ring stages of the exact schedule
 constexpr size_t kExactRingBytes = 1536;  // ring bytes per thread (48 KiB per block)
@@ -456,7 +460,7 @@ __device__ T resolve_carry(const FastWork<T>& w, uint64_t tile, uint64_t chunk, 
 }
 
 template <class T, bool Var, int K>
-__global__ void __launch_bounds__(kFastThreads, kFastForwardBlocksPerSm)
+__global__ void __launch_bounds__(kFastThreads, fast_forward_blocks_per_sm<T, Var>())
     scan_fwd_fast(ScanOperands<T> in, T* __restrict__ out, FastWork<T> w) {
   __shared__ uint32_t s_ticket;
   __shared__ T s_a[kSegments][kTileChannels];
@@ -481,30 +485,38 @@ __global__ void __launch_bounds__(kFastThreads, kFastForwardBlocksPerSm)
     ac = load(in.a + c);
     bc = load(in.b + c);
   }
-  T av[K], bv[K];
+  // The constant variant's coefficient stays one register (identity past the end), not an array.
+  T av_[Var ? K : 1], bv[K];
 #pragma unroll
   for (int k = 0; k < K; ++k) {
     const uint64_t t = t0 + k;
     if (live && t < in.steps) {
       const uint64_t i = t * S + c;
       const T x = load(in.x + i);
-      av[k] = Var ? load(in.a + i) : ac;
+      av_[Var ? k : 0] = Var ? load(in.a + i) : ac;
       bv[k] = mul_rn(Var ? load(in.b + i) : bc, x);
     } else {
-      av[k] = T(1);  // identity steps past the end
+      av_[Var ? k : 0] = T(1);  // identity steps past the end
       bv[k] = T(0);
     }
   }
+  auto av = [&](int k) -> T {
+    if constexpr (Var) {
+      return av_[k];
+    } else {
+      return live && t0 + k < in.steps ? ac : T(1);
+    }
+  };
   // Any step outside the preconditions or any non-finite state sends the channel to the exact
   // schedule (the kernel queued after this one).
   bool redo = false;
 #pragma unroll
-  for (int k = 0; k < K; ++k) redo = redo || outside(av[k], bv[k]);
-  T ca = av[0], cb = bv[0];
+  for (int k = 0; k < K; ++k) redo = redo || outside(av(k), bv[k]);
+  T ca = av(0), cb = bv[0];
 #pragma unroll
   for (int k = 1; k < K; ++k) {
-    cb = step(av[k], cb, bv[k]);
-    ca = mul_rn(av[k], ca);
+    cb = step(av(k), cb, bv[k]);
+    ca = mul_rn(av(k), ca);
   }
   s_a[seg][lane] = ca;
   s_b[seg][lane] = cb;
@@ -528,7 +540,7 @@ __global__ void __launch_bounds__(kFastThreads, kFastForwardBlocksPerSm)
   for (int k = 0; k < K; ++k) {
     const uint64_t t = t0 + k;
     if (t < in.steps) {
-      h = step(av[k], h, bv[k]);
+      h = step(av(k), h, bv[k]);
       out[t * S + c] = h;
       redo = redo || !isfinite(h);
     }
@@ -565,7 +577,8 @@ __global__ void __launch_bounds__(kFastThreads)
     ac = load(in.a + c);
     bc = load(in.b + c);
   }
-  T an[K], dv[K], hp[K], xv[K], bv[K];
+  // The constant variant's coefficients stay registers (identity past the end), not arrays.
+  T an_[Var ? K : 1], dv[K], hp[K], xv[K], bv_[Var ? K : 1];
 #pragma unroll
   for (int k = 0; k < K; ++k) {
     const uint64_t u = u0 + k;
@@ -573,26 +586,41 @@ __global__ void __launch_bounds__(kFastThreads)
       const uint64_t t = steps - 1 - u;
       const uint64_t i = t * S + c;
       dv[k] = load(dy + i);
-      an[k] = u == 0 ? T(0) : (Var ? load(in.a + (i + S)) : ac);
+      an_[Var ? k : 0] = u == 0 ? T(0) : (Var ? load(in.a + (i + S)) : ac);
       hp[k] = t == 0 ? load(in.h0 + c) : load(out + (i - S));
       xv[k] = load(in.x + i);
-      bv[k] = Var ? load(in.b + i) : bc;
+      bv_[Var ? k : 0] = Var ? load(in.b + i) : bc;
     } else {
-      an[k] = T(1);
+      an_[Var ? k : 0] = T(1);
       dv[k] = T(0);
-      hp[k] = xv[k] = bv[k] = T(0);
+      hp[k] = xv[k] = bv_[Var ? k : 0] = T(0);
     }
   }
+  auto an = [&](int k) -> T {
+    if constexpr (Var) {
+      return an_[k];
+    } else {
+      const uint64_t u = u0 + k;
+      return live && u < steps ? (u == 0 ? T(0) : ac) : T(1);
+    }
+  };
+  auto bv = [&](int k) -> T {  // read on steps inside the sequence only
+    if constexpr (Var) {
+      return bv_[k];
+    } else {
+      return bc;
+    }
+  };
   // Any step outside the preconditions or any non-finite g or output sends the channel to the
   // exact schedule (the kernel queued after this one).
   bool redo = false;
 #pragma unroll
-  for (int k = 0; k < K; ++k) redo = redo || outside(an[k], dv[k]);
-  T ca = an[0], cb = dv[0];
+  for (int k = 0; k < K; ++k) redo = redo || outside(an(k), dv[k]);
+  T ca = an(0), cb = dv[0];
 #pragma unroll
   for (int k = 1; k < K; ++k) {
-    cb = step(an[k], cb, dv[k]);
-    ca = mul_rn(an[k], ca);
+    cb = step(an(k), cb, dv[k]);
+    ca = mul_rn(an(k), ca);
   }
   s_a[seg][lane] = ca;
   s_b[seg][lane] = cb;
@@ -614,10 +642,10 @@ __global__ void __launch_bounds__(kFastThreads)
     if (live && u < steps) {
       const uint64_t t = steps - 1 - u;
       const uint64_t i = t * S + c;
-      g = step(an[k], g, dv[k]);
+      g = step(an(k), g, dv[k]);
       const T da = mul_rn(g, hp[k]);
       const T db = mul_rn(g, xv[k]);
-      const T dx = mul_rn(g, bv[k]);
+      const T dx = mul_rn(g, bv(k));
       grad.dx[i] = dx;
       if (Var) {
         grad.da[i] = da;
