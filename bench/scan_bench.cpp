@@ -88,9 +88,10 @@ void scan_benchmarks(Harness& h, const BenchOptions&) {
   size_t workspace_bytes = 0;
   for (const Shape& s : kShapes) {
     for (bool exact : {false, true}) {
-      workspace_bytes = std::max(workspace_bytes, tlrt::kernels::selective_scan_fwd_workspace_bytes(
-                                                      s.steps, s.state, sizeof(float), exact));
       for (bool variable : {false, true}) {
+        workspace_bytes =
+            std::max(workspace_bytes, tlrt::kernels::selective_scan_fwd_workspace_bytes(
+                                          s.steps, s.state, sizeof(float), variable, exact));
         workspace_bytes =
             std::max(workspace_bytes, tlrt::kernels::selective_scan_bwd_workspace_bytes(
                                           s.steps, s.state, sizeof(float), variable, exact));

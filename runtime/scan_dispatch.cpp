@@ -66,7 +66,8 @@ std::unique_ptr<Buffer> selective_scan_fwd(const Buffer& a, const Buffer& b, con
         using T = typename decltype(as)::type;
         Workspace workspace(
             x.backend(),
-            kernels::selective_scan_fwd_workspace_bytes(steps, state, sizeof(T), exact), op);
+            kernels::selective_scan_fwd_workspace_bytes(steps, state, sizeof(T), variable, exact),
+            op);
         kernels::selective_scan_fwd_cuda(operands<T>(a, b, x, h0, steps, state, variable),
                                          out->as<T>(), exact, workspace.data(), s);
       });

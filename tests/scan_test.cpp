@@ -290,6 +290,18 @@ tlrt::kernels::ScanOperands<double> operands_of(const Problem<double>& p) {
   return {p.a.data(), p.b.data(), p.x.data(), p.h0.data(), p.steps, p.state, p.variable};
 }
 
+// A bound with the given channels' entries set to 0 (their values are compared bit for bit).
+template <size_t N>
+std::vector<long double> rest_bound(std::vector<long double> b, uint64_t state,
+                                    const uint64_t (&channels)[N]) {
+  for (uint64_t i = 0; i < b.size(); ++i) {
+    for (uint64_t j : channels) {
+      if (i % state == j) b[i] = 0;
+    }
+  }
+  return b;
+}
+
 class Scan : public BackendSuite {};
 using ScanDeathTest = Scan;
 
@@ -520,6 +532,94 @@ TEST_F(Scan, FastScheduleStaysWithinTheDerivedBoundFloat32) {
 
 TEST_F(Scan, FastScheduleStaysWithinTheDerivedBoundFloat64) {
   fast_within_bound<double>(7);
+}
+
+// The fast schedule's preconditions (SPEC-ops 13): channels with |A| > 1 or a non-finite bias,
+// state or result are recomputed on the literal recurrence, so they carry its bits (NaN where it
+// has NaN, inf where it overflows); the other channels stay within the bound. The second shape has
+// enough channels that the launcher may take the exact schedule for the whole call.
+template <class T>
+void marked_channels_follow_the_recurrence(uint32_t seed) {
+  DeterministicScope scope(false);
+  const T inf = std::numeric_limits<T>::infinity();
+  const T nan = std::numeric_limits<T>::quiet_NaN();
+  const std::pair<uint32_t, uint32_t> shapes[] = {{3000, 40}, {200, 70}, {64, 20000}};
+  for (auto [steps, state] : shapes) {
+    for (bool variable : {false, true}) {
+      Problem<T> p = random_problem<T>(steps, state, variable, seed++, false, 0.999);
+      const uint64_t S = state;
+      // Channel 3 grows by 1.5 (2 in float64) a step from max / 10^6 and overflows to +inf within
+      // 35 steps; channel 5 meets NaN
+      // in X, channel 7 +inf in X, channel 9 a NaN h0, channel 11 -inf in dY (the backward only),
+      // channel 13 |A| = 1 exactly (inside the preconditions).
+      const T grow = sizeof(T) == 4 ? T(1.5) : T(2);
+      for (uint64_t t = 0; t < (variable ? steps : 1); ++t) {
+        p.a[t * S + 3] = grow;
+        p.a[t * S + 13] = (t % 2 == 0) ? T(1) : T(-1);
+      }
+      for (uint64_t t = 0; t < steps; ++t) p.x[t * S + 3] = T(1);
+      p.h0[3] = std::numeric_limits<T>::max() / T(1e6);
+      p.x[(steps / 3) * S + 5] = nan;
+      p.x[(steps / 2) * S + 7] = inf;
+      p.h0[9] = nan;
+      p.dy[(steps / 4) * S + 11] = -inf;
+      p.out = host_fwd(p);
+      Handles h = upload(p);
+      const std::string what = "T " + std::to_string(steps) + " S " + std::to_string(state) +
+                               (variable ? " var" : " const");
+      const uint64_t marked[] = {3, 5, 7, 9, 11};
+      auto column = [&](const std::vector<T>& v, uint64_t j) {
+        std::vector<T> r;
+        for (uint64_t i = j; i < v.size(); i += S) r.push_back(v[i]);
+        return r;
+      };
+      auto rest = [&](const std::vector<T>& v) {
+        std::vector<T> r = v;
+        for (uint64_t i = 0; i < r.size(); ++i) {
+          for (uint64_t j : marked) {
+            if (i % S == j) r[i] = T(0);
+          }
+        }
+        return r;
+      };
+      const auto ops = operands_of(p);
+      const std::vector<T> got = device_fwd(p, h);
+      const std::vector<T> want = host_fwd(p);
+      EXPECT_EQ(want[(steps - 1) * S + 3], inf) << what;
+      for (uint64_t j : {3, 5, 7, 9}) {
+        expect_same(column(got, j), column(want, j), what + " fwd channel " + std::to_string(j));
+      }
+      const std::vector<long double> fb = tlrt::kernels::selective_scan_fwd_bound(ops);
+      expect_within(rest(got), rest(want), rest_bound(fb, S, marked), what + " fwd");
+      const Grads<T> g = device_bwd(p, h);
+      const Grads<T> gw = host_bwd(p);
+      const auto bound = tlrt::kernels::selective_scan_bwd_bound(ops, p.out.data(), p.dy.data());
+      for (uint64_t j : marked) {
+        const std::string c = what + " bwd channel " + std::to_string(j);
+        if (variable) {
+          expect_same(column(g.da, j), column(gw.da, j), c + " dA");
+          expect_same(column(g.db, j), column(gw.db, j), c + " dB");
+        } else {
+          expect_same(std::vector<T>{g.da[j]}, std::vector<T>{gw.da[j]}, c + " dA");
+          expect_same(std::vector<T>{g.db[j]}, std::vector<T>{gw.db[j]}, c + " dB");
+        }
+        expect_same(column(g.dx, j), column(gw.dx, j), c + " dX");
+        expect_same(std::vector<T>{g.dh0[j]}, std::vector<T>{gw.dh0[j]}, c + " dH0");
+      }
+      expect_within(rest(g.dx), rest(gw.dx), rest_bound(bound.dx, S, marked), what + " dX");
+      expect_within(rest(g.dh0), rest(gw.dh0), rest_bound(bound.dh0, S, marked), what + " dH0");
+      expect_within(rest(g.da), rest(gw.da), rest_bound(bound.da, S, marked), what + " dA");
+      expect_within(rest(g.db), rest(gw.db), rest_bound(bound.db, S, marked), what + " dB");
+    }
+  }
+}
+
+TEST_F(Scan, MarkedChannelsFollowTheRecurrenceFloat32) {
+  marked_channels_follow_the_recurrence<float>(31);
+}
+
+TEST_F(Scan, MarkedChannelsFollowTheRecurrenceFloat64) {
+  marked_channels_follow_the_recurrence<double>(37);
 }
 
 TEST_F(Scan, TenRunsGiveTheSameBitsInBothModes) {

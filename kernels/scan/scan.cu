@@ -22,10 +22,19 @@
 // once and every output written once. The backward is the same scan in reverse time for g
 // (coefficient A_{t+1}, 0 at t = T-1; bias dY_t; carry +0) and forms da, db, dX, dH0 in the same
 // pass; the constant variant's dA, dB sum each chunk's contribution in reverse time order inside
-// the block and a second kernel folds the per-chunk partial sums in reverse chunk order (a fixed
-// order, so results repeat run to run). Look-back flags and the ticket live in the workspace and
+// the block and a second kernel folds the per-chunk partial sums in 16 contiguous ranges of
+// chunks, then the range sums, each in reverse time order (a fixed order, so results repeat run
+// to run). Look-back flags and the ticket live in the workspace and
 // are cleared by one cudaMemsetAsync per call. Sequences of at most kExactMaxSteps steps take the
-// exact schedule in either mode (its results are valid for the fast contract too).
+// exact schedule in either mode (its results are valid for the fast contract too), and so do
+// calls with enough channels to fill the device with exact-schedule blocks (exact_is_faster).
+//
+// Preconditions of the fast schedule (SPEC-ops 13): the reassociated composition may turn an
+// overflow into inf*0 or inf-inf where the literal recurrence has inf, so a fast thread marks its
+// channel in a byte per channel of the workspace when a coefficient has |a| > 1 (or is NaN), a
+// bias, h0, state, g or output is not finite (the constant backward's fold marks non-finite
+// sums), and the exact kernel queued after the fast one recomputes exactly the marked channels
+// (its threads of unmarked channels exit at once). No host synchronisation is involved.
 #include <cuda_pipeline.h>
 #include <cuda_runtime.h>
 #include <cuda/atomic>
@@ -42,6 +51,13 @@ namespace {
 constexpr int kTileChannels = 32;  // channels of a fast-schedule tile (one warp width)
 constexpr int kSegments = static_cast<int>(kScanSegments);  // warps of a fast-schedule block
 constexpr int kFastThreads = kTileChannels * kSegments;
+// Forward blocks resident per SM (64 registers a thread; 48 for the float32 constant variant,
+// whose coefficient is one register): more blocks in different phases keep more loads in flight
+// while others wait in the look-back.
+template <class T, bool Var>
+constexpr int fast_forward_blocks_per_sm() {
+  return !Var && sizeof(T) == 4 ? 5 : 4;
+}
 constexpr int kExactThreads = 32;         // channels per block of the exact schedule (one warp)
 constexpr int kExactStages = 4;           // cp.async ring stages of the exact schedule
 constexpr size_t kExactRingBytes = 1536;  // ring bytes per thread (48 KiB per block)
@@ -71,6 +87,13 @@ TLRT_DEVICE_INLINE T step(T a, T h, T b) {
   return add_rn(mul_rn(a, h), b);
 }
 
+// The preconditions of the reassociated schedule (SPEC-ops 13): a coefficient of magnitude at
+// most 1, a finite bias. A NaN coefficient fails the first.
+template <class T>
+TLRT_DEVICE_INLINE bool outside(T a, T b) {
+  return !(fabs(a) <= T(1)) || !isfinite(b);
+}
+
 template <class T>
 TLRT_DEVICE_INLINE T load(const T* p) {
   return __ldg(p);
@@ -88,13 +111,41 @@ struct FastPlan {
   bool fast = false;
   uint64_t tiles = 0, chunks = 0, chunk_steps = 0;
   size_t agg_a = 0, agg_b = 0, inclusive = 0, part_da = 0, part_db = 0, flags = 0, ticket = 0;
+  size_t redo = 0;  // one byte per channel: recompute it on the exact schedule
   size_t bytes = 0;
 };
 
-FastPlan fast_plan(uint64_t steps, uint64_t state, size_t element_bytes, bool constant_bwd,
-                   bool exact) {
+enum class Variant { fwd, var_fwd, bwd, var_bwd };
+
+// Blocks of the exact schedule resident on one SM: its 48 KiB rings in the 228 KiB of shared
+// memory of an SM (Hopper; 164 KiB on Ampere still holds 3, which the rule below tolerates).
+constexpr uint64_t kExactBlocksPerSm = 4;
+
+// Whether the exact schedule (one thread per channel) is expected to finish first in fast mode.
+// Its time is about T dependent steps per wave of resident blocks, whatever S, while the fast
+// schedule moves the bytes at a rate that does not depend on S: the exact schedule wins once a
+// wave holds enough channels per SM. The break-even density (measured on the H200, float32 at
+// T x S = 2048 x 16384, where one wave holds 3.9 blocks per SM) is about 2 blocks of 32 channels
+// per SM for the forward, 2.2 for the variable forward, 1.6 for the constant backward and 3.2
+// for the variable backward; the thresholds below are those in quarters, rounded up. The choice
+// depends only on T, S, the variant and the SM count, so a call's schedule repeats run to run.
+bool exact_is_faster(uint64_t steps, uint64_t state, Variant v, uint32_t sms) {
+  if (steps <= kExactMaxSteps) return true;
+  const uint64_t blocks = (state + kExactThreads - 1) / kExactThreads;
+  const uint64_t slots = kExactBlocksPerSm * (sms == 0 ? 1 : sms);
+  const uint64_t waves = (blocks + slots - 1) / slots;
+  const uint64_t quarters = v == Variant::fwd       ? 8
+                            : v == Variant::var_fwd ? 9
+                            : v == Variant::bwd     ? 7
+                                                    : 13;
+  return blocks * 4 >= quarters * (sms == 0 ? 1 : sms) * waves;
+}
+
+FastPlan fast_plan(uint64_t steps, uint64_t state, size_t element_bytes, Variant variant,
+                   bool exact, uint32_t sms) {
   FastPlan p;
-  if (exact || steps <= kExactMaxSteps || state == 0) return p;
+  if (exact || state == 0 || exact_is_faster(steps, state, variant, sms)) return p;
+  const bool constant_bwd = variant == Variant::bwd;
   p.fast = true;
   p.chunk_steps = static_cast<uint64_t>(kSegments) * fast_steps_per_thread(element_bytes);
   p.tiles = (state + kTileChannels - 1) / kTileChannels;
@@ -118,7 +169,8 @@ FastPlan fast_plan(uint64_t steps, uint64_t state, size_t element_bytes, bool co
   }
   p.flags = at;
   p.ticket = at + slots * sizeof(uint32_t);
-  p.bytes = align(p.ticket + sizeof(uint32_t));
+  p.redo = p.ticket + sizeof(uint32_t);
+  p.bytes = align(p.redo + static_cast<size_t>(state));
   return p;
 }
 
@@ -131,6 +183,7 @@ struct FastWork {
   T* part_db;
   uint32_t* flags;
   uint32_t* ticket;
+  uint8_t* redo;
   uint64_t tiles;
 };
 
@@ -145,6 +198,7 @@ FastWork<T> fast_work(const FastPlan& p, void* workspace) {
   w.part_db = p.part_db != 0 ? reinterpret_cast<T*>(base + p.part_db) : nullptr;
   w.flags = reinterpret_cast<uint32_t*>(base + p.flags);
   w.ticket = reinterpret_cast<uint32_t*>(base + p.ticket);
+  w.redo = reinterpret_cast<uint8_t*>(base + p.redo);
   w.tiles = p.tiles;
   return w;
 }
@@ -178,13 +232,14 @@ TLRT_DEVICE_INLINE void copy_async(T* shared, const T* global) {
 
 template <class T, bool Var>
 __global__ void __launch_bounds__(kExactThreads)
-    scan_fwd_exact(ScanOperands<T> in, T* __restrict__ out) {
+    scan_fwd_exact(ScanOperands<T> in, T* __restrict__ out, const uint8_t* __restrict__ only) {
   constexpr int kArrays = Var ? 3 : 1;  // X (, A, B)
   constexpr int D = ExactStage<T, kArrays>::kSteps;
   __shared__ ExactRing<T, kArrays, D> ring;
   const int tid = threadIdx.x;
   const uint64_t c = static_cast<uint64_t>(blockIdx.x) * kExactThreads + tid;
   if (c >= in.state) return;
+  if (only != nullptr && only[c] == 0) return;  // a fast-schedule result that stands
   const uint64_t S = in.state, steps = in.steps;
   const uint64_t stages = (steps + D - 1) / D;
   auto issue = [&](uint64_t s) {
@@ -231,7 +286,7 @@ __global__ void __launch_bounds__(kExactThreads)
 template <class T, bool Var>
 __global__ void __launch_bounds__(kExactThreads)
     scan_bwd_exact(ScanOperands<T> in, const T* __restrict__ out, const T* __restrict__ dy,
-                   ScanGradients<T> grad) {
+                   ScanGradients<T> grad, const uint8_t* __restrict__ only) {
   constexpr int kArrays = Var ? 5 : 3;
   constexpr int D = ExactStage<T, kArrays>::kSteps;
   constexpr int kDy = 0, kX = 1, kHp = 2, kAn = Var ? 3 : 0, kB = Var ? 4 : 0;
@@ -239,6 +294,7 @@ __global__ void __launch_bounds__(kExactThreads)
   const int tid = threadIdx.x;
   const uint64_t c = static_cast<uint64_t>(blockIdx.x) * kExactThreads + tid;
   if (c >= in.state) return;
+  if (only != nullptr && only[c] == 0) return;  // a fast-schedule result that stands
   const uint64_t S = in.state, steps = in.steps;
   const uint64_t stages = (steps + D - 1) / D;
   auto issue = [&](uint64_t s) {
@@ -320,70 +376,91 @@ TLRT_DEVICE_INLINE bool compose_segments(const T (*sa)[kTileChannels], const T (
   return true;
 }
 
-// Warp 0 of a fast block: publishes the chunk aggregate (ga, gb) of slot chunk*tiles + tile,
-// resolves the carry-in by look-back and publishes the inclusive value. Returns the carry-in.
+// Called by every thread of a fast block (chunk is uniform across the block). Warp 0 publishes
+// the chunk aggregate (ga, gb) of slot chunk*tiles + tile, resolves the carry-in by look-back and
+// publishes the inclusive value; ga, gb and first_carry (h_{-1}, used by chunk 0) matter in
+// warp 0 only, which alone gets the carry-in as the result.
 template <class T>
-__device__ T resolve_carry(const FastWork<T>& w, uint64_t tile, uint64_t chunk, int lane, T ga,
-                           T gb, T first_carry) {
+__device__ T resolve_carry(const FastWork<T>& w, uint64_t tile, uint64_t chunk, int seg, int lane,
+                           T ga, T gb, T first_carry) {
+  // Aggregates of the predecessors between the nearest inclusive value and this chunk, gathered
+  // by all warps (one L2 round trip) before warp 0 applies them in order.
+  __shared__ T s_la[kTileChannels][kTileChannels];
+  __shared__ T s_lb[kTileChannels][kTileChannels];
+  __shared__ int s_stop;
   const uint64_t slot = chunk * w.tiles + tile;
   const size_t v = static_cast<size_t>(slot) * kTileChannels + lane;
   T carry = first_carry;
   if (chunk != 0) {
-    w.agg_a[v] = ga;
-    w.agg_b[v] = gb;
+    if (seg == 0) {
+      w.agg_a[v] = ga;
+      w.agg_b[v] = gb;
+      __threadfence();
+      __syncwarp();
+      if (lane == 0) {
+        cuda::atomic_ref<uint32_t, cuda::thread_scope_device> flag(w.flags[slot]);
+        flag.store(kFlagAggregate, cuda::memory_order_release);
+      }
+      // Look back over the (up to) 32 nearest predecessors, lane q reading the flag of chunk
+      // chunk-1-q, until none of them is empty and one holds an inclusive value (chunk 0
+      // publishes its inclusive value at once, so within the first 32 chunks only the
+      // predecessors' aggregates are waited for); then the aggregates after the nearest
+      // inclusive value are applied to it one by one in chunk order. Every inclusive value is
+      // thus step(ga_k, inclusive_{k-1}, gb_k), the serial chain's value, wherever the walk
+      // stops: the carry-in, and all outputs, repeat bit for bit run to run.
+      const uint64_t n = chunk < kTileChannels ? chunk : kTileChannels;
+      const bool mine = static_cast<uint64_t>(lane) < n;
+      const uint64_t pred = mine ? (chunk - 1 - lane) * w.tiles + tile : 0;
+      uint32_t f = mine ? kFlagEmpty : kFlagAggregate;
+      uint32_t inclusive = 0;
+      while (true) {
+        if (mine && f != kFlagInclusive) {
+          cuda::atomic_ref<uint32_t, cuda::thread_scope_device> flag(w.flags[pred]);
+          f = flag.load(cuda::memory_order_acquire);
+        }
+        const uint32_t empty = __ballot_sync(kFullMask, f == kFlagEmpty);
+        inclusive = __ballot_sync(kFullMask, mine && f == kFlagInclusive);
+        if (empty == 0 && inclusive != 0) break;
+        __nanosleep(32);
+      }
+      // Every thread of the block reads values whose flags lanes of this warp acquired: order
+      // those reads after the whole warp's flag loads (and, through the barrier below, after
+      // this fence).
+      __syncwarp();
+      __threadfence();
+      if (lane == 0) s_stop = __ffs(static_cast<int>(inclusive));  // distance 1 .. 32
+    }
+    __syncthreads();
+    const int stop = s_stop;  // uniform across the block
+    if (stop > 1) {
+      for (int d = 1 + seg; d < stop; d += kSegments) {
+        const size_t pv = static_cast<size_t>((chunk - d) * w.tiles + tile) * kTileChannels + lane;
+        s_la[d - 1][lane] = __ldcg(w.agg_a + pv);
+        s_lb[d - 1][lane] = __ldcg(w.agg_b + pv);
+      }
+      __syncthreads();
+    }
+    if (seg == 0) {
+      T h = __ldcg(w.inclusive +
+                   (static_cast<size_t>((chunk - stop) * w.tiles + tile) * kTileChannels + lane));
+      for (int d = stop - 1; d >= 1; --d) h = step(s_la[d - 1][lane], h, s_lb[d - 1][lane]);
+      carry = h;
+    }
+  }
+  if (seg == 0) {
+    w.inclusive[v] = step(ga, carry, gb);
     __threadfence();
     __syncwarp();
     if (lane == 0) {
       cuda::atomic_ref<uint32_t, cuda::thread_scope_device> flag(w.flags[slot]);
-      flag.store(kFlagAggregate, cuda::memory_order_release);
+      flag.store(kFlagInclusive, cuda::memory_order_release);
     }
-    // Look back over the (up to) 32 nearest predecessors, lane q reading the flag of chunk
-    // chunk-1-q, until none of them is empty and one holds an inclusive value; then apply the
-    // aggregates after the nearest inclusive value to it one by one in chunk order. Every
-    // inclusive value is thus step(ga_k, inclusive_{k-1}, gb_k), the serial chain's value,
-    // wherever the walk stops: the carry-in, and all outputs, repeat bit for bit run to run.
-    const uint64_t n = chunk < kTileChannels ? chunk : kTileChannels;
-    const bool mine = static_cast<uint64_t>(lane) < n;
-    const uint64_t pred = mine ? (chunk - 1 - lane) * w.tiles + tile : 0;
-    uint32_t f = mine ? kFlagEmpty : kFlagAggregate;
-    uint32_t inclusive = 0;
-    while (true) {
-      if (mine && f != kFlagInclusive) {
-        cuda::atomic_ref<uint32_t, cuda::thread_scope_device> flag(w.flags[pred]);
-        f = flag.load(cuda::memory_order_acquire);
-      }
-      const uint32_t empty = __ballot_sync(kFullMask, f == kFlagEmpty);
-      inclusive = __ballot_sync(kFullMask, mine && f == kFlagInclusive);
-      if (empty == 0 && inclusive != 0) break;
-      __nanosleep(32);
-    }
-    // Every lane reads values whose flags other lanes acquired: order those reads after the
-    // whole warp's flag loads.
-    __syncwarp();
-    __threadfence();
-    const int stop = __ffs(static_cast<int>(inclusive)) - 1;
-    T h = __ldcg(w.inclusive +
-                 (static_cast<size_t>((chunk - 1 - stop) * w.tiles + tile) * kTileChannels + lane));
-#pragma unroll 4
-    for (int q = stop - 1; q >= 0; --q) {
-      const size_t pv =
-          static_cast<size_t>((chunk - 1 - q) * w.tiles + tile) * kTileChannels + lane;
-      h = step(__ldcg(w.agg_a + pv), h, __ldcg(w.agg_b + pv));
-    }
-    carry = h;
-  }
-  w.inclusive[v] = step(ga, carry, gb);
-  __threadfence();
-  __syncwarp();
-  if (lane == 0) {
-    cuda::atomic_ref<uint32_t, cuda::thread_scope_device> flag(w.flags[slot]);
-    flag.store(kFlagInclusive, cuda::memory_order_release);
   }
   return carry;
 }
 
 template <class T, bool Var, int K>
-__global__ void __launch_bounds__(kFastThreads)
+__global__ void __launch_bounds__(kFastThreads, fast_forward_blocks_per_sm<T, Var>())
     scan_fwd_fast(ScanOperands<T> in, T* __restrict__ out, FastWork<T> w) {
   __shared__ uint32_t s_ticket;
   __shared__ T s_a[kSegments][kTileChannels];
@@ -408,34 +485,51 @@ __global__ void __launch_bounds__(kFastThreads)
     ac = load(in.a + c);
     bc = load(in.b + c);
   }
-  T av[K], bv[K];
+  // The constant variant's coefficient stays one register (identity past the end), not an array.
+  T av_[Var ? K : 1], bv[K];
 #pragma unroll
   for (int k = 0; k < K; ++k) {
     const uint64_t t = t0 + k;
     if (live && t < in.steps) {
       const uint64_t i = t * S + c;
       const T x = load(in.x + i);
-      av[k] = Var ? load(in.a + i) : ac;
+      av_[Var ? k : 0] = Var ? load(in.a + i) : ac;
       bv[k] = mul_rn(Var ? load(in.b + i) : bc, x);
     } else {
-      av[k] = T(1);  // identity steps past the end
+      av_[Var ? k : 0] = T(1);  // identity steps past the end
       bv[k] = T(0);
     }
   }
-  T ca = av[0], cb = bv[0];
+  auto av = [&](int k) -> T {
+    if constexpr (Var) {
+      return av_[k];
+    } else {
+      return live && t0 + k < in.steps ? ac : T(1);
+    }
+  };
+  // Any step outside the preconditions or any non-finite state sends the channel to the exact
+  // schedule (the kernel queued after this one).
+  bool redo = false;
+#pragma unroll
+  for (int k = 0; k < K; ++k) redo = redo || outside(av(k), bv[k]);
+  T ca = av(0), cb = bv[0];
 #pragma unroll
   for (int k = 1; k < K; ++k) {
-    cb = step(av[k], cb, bv[k]);
-    ca = mul_rn(av[k], ca);
+    cb = step(av(k), cb, bv[k]);
+    ca = mul_rn(av(k), ca);
   }
   s_a[seg][lane] = ca;
   s_b[seg][lane] = cb;
   __syncthreads();
-  if (seg == 0) {
-    T ga, gb;
-    compose_segments<T>(s_a, s_b, kSegments, lane, ga, gb);
-    const T first = live ? load(in.h0 + c) : T(0);
-    s_carry[lane] = resolve_carry(w, tile, chunk, lane, ga, gb, first);
+  {
+    T ga = T(1), gb = T(0), first = T(0);
+    if (seg == 0) {
+      compose_segments<T>(s_a, s_b, kSegments, lane, ga, gb);
+      first = live && chunk == 0 ? load(in.h0 + c) : T(0);
+      redo = redo || !isfinite(first);
+    }
+    const T carry = resolve_carry(w, tile, chunk, seg, lane, ga, gb, first);
+    if (seg == 0) s_carry[lane] = carry;
   }
   __syncthreads();
   T h = s_carry[lane];
@@ -446,10 +540,12 @@ __global__ void __launch_bounds__(kFastThreads)
   for (int k = 0; k < K; ++k) {
     const uint64_t t = t0 + k;
     if (t < in.steps) {
-      h = step(av[k], h, bv[k]);
+      h = step(av(k), h, bv[k]);
       out[t * S + c] = h;
+      redo = redo || !isfinite(h);
     }
   }
+  if (redo) w.redo[c] = 1;
 }
 
 // Backward in reverse time: position u = T-1-t; coefficient an_u = A_{t+1} (0 at u = 0), bias
@@ -481,7 +577,8 @@ __global__ void __launch_bounds__(kFastThreads)
     ac = load(in.a + c);
     bc = load(in.b + c);
   }
-  T an[K], dv[K], hp[K], xv[K], bv[K];
+  // The constant variant's coefficients stay registers (identity past the end), not arrays.
+  T an_[Var ? K : 1], dv[K], hp[K], xv[K], bv_[Var ? K : 1];
 #pragma unroll
   for (int k = 0; k < K; ++k) {
     const uint64_t u = u0 + k;
@@ -489,29 +586,50 @@ __global__ void __launch_bounds__(kFastThreads)
       const uint64_t t = steps - 1 - u;
       const uint64_t i = t * S + c;
       dv[k] = load(dy + i);
-      an[k] = u == 0 ? T(0) : (Var ? load(in.a + (i + S)) : ac);
+      an_[Var ? k : 0] = u == 0 ? T(0) : (Var ? load(in.a + (i + S)) : ac);
       hp[k] = t == 0 ? load(in.h0 + c) : load(out + (i - S));
       xv[k] = load(in.x + i);
-      bv[k] = Var ? load(in.b + i) : bc;
+      bv_[Var ? k : 0] = Var ? load(in.b + i) : bc;
     } else {
-      an[k] = T(1);
+      an_[Var ? k : 0] = T(1);
       dv[k] = T(0);
-      hp[k] = xv[k] = bv[k] = T(0);
+      hp[k] = xv[k] = bv_[Var ? k : 0] = T(0);
     }
   }
-  T ca = an[0], cb = dv[0];
+  auto an = [&](int k) -> T {
+    if constexpr (Var) {
+      return an_[k];
+    } else {
+      const uint64_t u = u0 + k;
+      return live && u < steps ? (u == 0 ? T(0) : ac) : T(1);
+    }
+  };
+  auto bv = [&](int k) -> T {  // read on steps inside the sequence only
+    if constexpr (Var) {
+      return bv_[k];
+    } else {
+      return bc;
+    }
+  };
+  // Any step outside the preconditions or any non-finite g or output sends the channel to the
+  // exact schedule (the kernel queued after this one).
+  bool redo = false;
+#pragma unroll
+  for (int k = 0; k < K; ++k) redo = redo || outside(an(k), dv[k]);
+  T ca = an(0), cb = dv[0];
 #pragma unroll
   for (int k = 1; k < K; ++k) {
-    cb = step(an[k], cb, dv[k]);
-    ca = mul_rn(an[k], ca);
+    cb = step(an(k), cb, dv[k]);
+    ca = mul_rn(an(k), ca);
   }
   s_a[seg][lane] = ca;
   s_b[seg][lane] = cb;
   __syncthreads();
-  if (seg == 0) {
-    T ga, gb;
-    compose_segments<T>(s_a, s_b, kSegments, lane, ga, gb);
-    s_carry[lane] = resolve_carry(w, tile, chunk, lane, ga, gb, T(0));
+  {
+    T ga = T(1), gb = T(0);
+    if (seg == 0) compose_segments<T>(s_a, s_b, kSegments, lane, ga, gb);
+    const T carry = resolve_carry(w, tile, chunk, seg, lane, ga, gb, T(0));
+    if (seg == 0) s_carry[lane] = carry;
   }
   __syncthreads();
   T g = s_carry[lane];
@@ -524,10 +642,11 @@ __global__ void __launch_bounds__(kFastThreads)
     if (live && u < steps) {
       const uint64_t t = steps - 1 - u;
       const uint64_t i = t * S + c;
-      g = step(an[k], g, dv[k]);
+      g = step(an(k), g, dv[k]);
       const T da = mul_rn(g, hp[k]);
       const T db = mul_rn(g, xv[k]);
-      grad.dx[i] = mul_rn(g, bv[k]);
+      const T dx = mul_rn(g, bv(k));
+      grad.dx[i] = dx;
       if (Var) {
         grad.da[i] = da;
         grad.db[i] = db;
@@ -535,9 +654,16 @@ __global__ void __launch_bounds__(kFastThreads)
         sum_a = add_rn(sum_a, da);
         sum_b = add_rn(sum_b, db);
       }
-      if (t == 0) grad.dh0[c] = mul_rn(g, Var ? load(in.a + c) : ac);
+      redo = redo || !isfinite(g) || !isfinite(da) || !isfinite(db) || !isfinite(dx);
+      if (t == 0) {
+        const T a0 = Var ? load(in.a + c) : ac;
+        const T dh0 = mul_rn(g, a0);
+        grad.dh0[c] = dh0;
+        redo = redo || !(fabs(a0) <= T(1)) || !isfinite(dh0);
+      }
     }
   }
+  if (live && redo) w.redo[c] = 1;
   if (!Var) {
     // The chunk's partial sums, segments in reverse time order.
     __syncthreads();  // every thread has read s_a / s_b
@@ -556,22 +682,62 @@ __global__ void __launch_bounds__(kFastThreads)
   }
 }
 
-// dA[c], dB[c] of the constant variant: the per-chunk partial sums folded in reverse time order
-// (chunk 0 holds the last time steps) from +0.
+// dA[c], dB[c] of the constant variant from the per-chunk partial sums (chunk 0 holds the last
+// time steps): a block takes 32 channels, its warp g folds the g-th of kFoldGroups contiguous
+// ranges of chunks in reverse time order from +0 (many independent loads in flight instead of
+// one serial chain of loads per channel), and warp 0 folds the range sums in the same order
+// from +0. A fixed order, so results repeat run to run. A non-finite sum sends the channel to the
+// exact schedule (queued after this kernel).
+constexpr int kFoldGroups = 16;
+static_assert(kExactThreads == kTileChannels, "fold_chunks is launched on the exact grid");
+
 template <class T>
-__global__ void __launch_bounds__(kThreads)
+__global__ void __launch_bounds__(kTileChannels* kFoldGroups)
     fold_chunks(const T* __restrict__ part_da, const T* __restrict__ part_db, uint64_t chunks,
-                uint64_t state, T* __restrict__ da, T* __restrict__ db) {
-  for (uint64_t c = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x; c < state;
-       c += static_cast<uint64_t>(gridDim.x) * blockDim.x) {
-    T sa = T(0), sb = T(0);
-    for (uint64_t k = 0; k < chunks; ++k) {
-      sa = add_rn(sa, part_da[k * state + c]);
-      sb = add_rn(sb, part_db[k * state + c]);
+                uint64_t state, T* __restrict__ da, T* __restrict__ db,
+                uint8_t* __restrict__ redo) {
+  __shared__ T s_sa[kFoldGroups][kTileChannels];
+  __shared__ T s_sb[kFoldGroups][kTileChannels];
+  const int lane = threadIdx.x % kTileChannels, group = threadIdx.x / kTileChannels;
+  const uint64_t c = static_cast<uint64_t>(blockIdx.x) * kTileChannels + lane;
+  const uint64_t per = (chunks + kFoldGroups - 1) / kFoldGroups;
+  const uint64_t k0 = static_cast<uint64_t>(group) * per;
+  const uint64_t k1 = k0 + per < chunks ? k0 + per : chunks;
+  T sa = T(0), sb = T(0);
+  if (c < state) {
+    constexpr int kBatch = 8;  // loads issued before their adds
+    uint64_t k = k0;
+    for (; k + kBatch <= k1; k += kBatch) {
+      T va[kBatch], vb[kBatch];
+#pragma unroll
+      for (int q = 0; q < kBatch; ++q) {
+        va[q] = load(part_da + (k + q) * state + c);
+        vb[q] = load(part_db + (k + q) * state + c);
+      }
+#pragma unroll
+      for (int q = 0; q < kBatch; ++q) {
+        sa = add_rn(sa, va[q]);
+        sb = add_rn(sb, vb[q]);
+      }
     }
-    da[c] = sa;
-    db[c] = sb;
+    for (; k < k1; ++k) {
+      sa = add_rn(sa, load(part_da + k * state + c));
+      sb = add_rn(sb, load(part_db + k * state + c));
+    }
   }
+  s_sa[group][lane] = sa;
+  s_sb[group][lane] = sb;
+  __syncthreads();
+  if (group != 0 || c >= state) return;
+  T fa = T(0), fb = T(0);
+#pragma unroll
+  for (int g = 0; g < kFoldGroups; ++g) {
+    fa = add_rn(fa, s_sa[g][lane]);
+    fb = add_rn(fb, s_sb[g][lane]);
+  }
+  da[c] = fa;
+  db[c] = fb;
+  if (!isfinite(fa) || !isfinite(fb)) redo[c] = 1;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -598,13 +764,21 @@ void clear_flags(const FastPlan& p, void* workspace, CUstream_st* stream, const 
 }  // namespace
 
 size_t selective_scan_fwd_workspace_bytes(uint64_t steps, uint64_t state, size_t element_bytes,
-                                          bool exact) {
-  return fast_plan(steps, state, element_bytes, false, exact).bytes;
+                                          bool variable, bool exact) {
+  const char* op = variable ? "selective_scan_diag_var_fwd" : "selective_scan_diag_fwd";
+  if (exact || state == 0 || steps <= kExactMaxSteps) return 0;
+  return fast_plan(steps, state, element_bytes, variable ? Variant::var_fwd : Variant::fwd, exact,
+                   current_sm_count(op))
+      .bytes;
 }
 
 size_t selective_scan_bwd_workspace_bytes(uint64_t steps, uint64_t state, size_t element_bytes,
                                           bool variable, bool exact) {
-  return fast_plan(steps, state, element_bytes, !variable, exact).bytes;
+  const char* op = variable ? "selective_scan_diag_var_bwd" : "selective_scan_diag_bwd";
+  if (exact || state == 0 || steps <= kExactMaxSteps) return 0;
+  return fast_plan(steps, state, element_bytes, variable ? Variant::var_bwd : Variant::bwd, exact,
+                   current_sm_count(op))
+      .bytes;
 }
 
 template <class T>
@@ -612,15 +786,22 @@ void selective_scan_fwd_cuda(const ScanOperands<T>& in, T* out, bool exact, void
                              CUstream_st* stream) {
   const char* op = in.variable ? "selective_scan_diag_var_fwd" : "selective_scan_diag_fwd";
   if (in.steps == 0 || in.state == 0) return;
-  const FastPlan p = fast_plan(in.steps, in.state, sizeof(T), false, exact);
-  if (!p.fast) {
-    const dim3 grid = exact_grid(in.state, op);
+  const FastPlan p =
+      exact || in.steps <= kExactMaxSteps
+          ? FastPlan{}
+          : fast_plan(in.steps, in.state, sizeof(T), in.variable ? Variant::var_fwd : Variant::fwd,
+                      exact, current_sm_count(op));
+  const dim3 exact_blocks = exact_grid(in.state, op);
+  auto run_exact = [&](const uint8_t* only) {
     if (in.variable) {
-      scan_fwd_exact<T, true><<<grid, kExactThreads, 0, stream>>>(in, out);
+      scan_fwd_exact<T, true><<<exact_blocks, kExactThreads, 0, stream>>>(in, out, only);
     } else {
-      scan_fwd_exact<T, false><<<grid, kExactThreads, 0, stream>>>(in, out);
+      scan_fwd_exact<T, false><<<exact_blocks, kExactThreads, 0, stream>>>(in, out, only);
     }
     check_launch(op);
+  };
+  if (!p.fast) {
+    run_exact(nullptr);
     return;
   }
   clear_flags(p, workspace, stream, op);
@@ -633,6 +814,7 @@ void selective_scan_fwd_cuda(const ScanOperands<T>& in, T* out, bool exact, void
     scan_fwd_fast<T, false, K><<<grid, kFastThreads, 0, stream>>>(in, out, w);
   }
   check_launch(op);
+  run_exact(w.redo);  // the channels the fast schedule marked, on the literal recurrence
 }
 
 template <class T>
@@ -641,15 +823,22 @@ void selective_scan_bwd_cuda(const ScanOperands<T>& in, const T* out, const T* d
                              CUstream_st* stream) {
   const char* op = in.variable ? "selective_scan_diag_var_bwd" : "selective_scan_diag_bwd";
   if (in.steps == 0 || in.state == 0) return;
-  const FastPlan p = fast_plan(in.steps, in.state, sizeof(T), !in.variable, exact);
-  if (!p.fast) {
-    const dim3 grid = exact_grid(in.state, op);
+  const FastPlan p =
+      exact || in.steps <= kExactMaxSteps
+          ? FastPlan{}
+          : fast_plan(in.steps, in.state, sizeof(T), in.variable ? Variant::var_bwd : Variant::bwd,
+                      exact, current_sm_count(op));
+  const dim3 exact_blocks = exact_grid(in.state, op);
+  auto run_exact = [&](const uint8_t* only) {
     if (in.variable) {
-      scan_bwd_exact<T, true><<<grid, kExactThreads, 0, stream>>>(in, out, dy, grad);
+      scan_bwd_exact<T, true><<<exact_blocks, kExactThreads, 0, stream>>>(in, out, dy, grad, only);
     } else {
-      scan_bwd_exact<T, false><<<grid, kExactThreads, 0, stream>>>(in, out, dy, grad);
+      scan_bwd_exact<T, false><<<exact_blocks, kExactThreads, 0, stream>>>(in, out, dy, grad, only);
     }
     check_launch(op);
+  };
+  if (!p.fast) {
+    run_exact(nullptr);
     return;
   }
   clear_flags(p, workspace, stream, op);
@@ -659,13 +848,14 @@ void selective_scan_bwd_cuda(const ScanOperands<T>& in, const T* out, const T* d
   if (in.variable) {
     scan_bwd_fast<T, true, K><<<grid, kFastThreads, 0, stream>>>(in, out, dy, grad, w);
     check_launch(op);
-    return;
+  } else {
+    scan_bwd_fast<T, false, K><<<grid, kFastThreads, 0, stream>>>(in, out, dy, grad, w);
+    check_launch(op);
+    fold_chunks<T><<<exact_blocks, kTileChannels * kFoldGroups, 0, stream>>>(
+        w.part_da, w.part_db, p.chunks, in.state, grad.da, grad.db, w.redo);
+    check_launch(op);
   }
-  scan_bwd_fast<T, false, K><<<grid, kFastThreads, 0, stream>>>(in, out, dy, grad, w);
-  check_launch(op);
-  fold_chunks<T><<<grid_for(in.state, kThreads), kThreads, 0, stream>>>(
-      w.part_da, w.part_db, p.chunks, in.state, grad.da, grad.db);
-  check_launch(op);
+  run_exact(w.redo);  // the channels the fast schedule marked, on the literal recurrence
 }
 
 template void selective_scan_fwd_cuda<float>(const ScanOperands<float>&, float*, bool, void*,
