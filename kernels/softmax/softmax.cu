@@ -302,6 +302,31 @@ __device__ __forceinline__ void copy_wait_all_but_newest() {
 #endif
 }
 
+// Waits for every committed group.
+__device__ __forceinline__ void copy_wait_all() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.wait_all;\n" ::: "memory");
+#endif
+}
+// One chunk of V elements (16 bytes, aligned, when V > 1; one element otherwise).
+template <class T, int V>
+__device__ __forceinline__ void copy_chunk_async(T* dst, const T* src) {
+  if constexpr (V > 1) {
+    copy16_async(dst, src);
+  } else {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+    if constexpr (sizeof(T) == 4) {
+      asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(d), "l"(src) : "memory");
+    } else {
+      asm volatile("cp.async.ca.shared.global [%0], [%1], 8;\n" ::"r"(d), "l"(src) : "memory");
+    }
+#else
+    dst[0] = src[0];
+#endif
+  }
+}
+
 template <class T, int N, bool kMasked>
 __global__ void __launch_bounds__(kPipeThreads)
     rows_pipe_kernel(const T* __restrict__ scores, const T* __restrict__ mask, uint64_t rows,
@@ -497,40 +522,68 @@ __global__ void __launch_bounds__(1024)
 // arithmetic.
 
 constexpr int kHybridThreads = 512;
+// Mask chunks of the hybrid kernel loaded together (as many as its register budget allows).
+template <int V>
+constexpr int kHybridBatch = V == 4   ? 2
+                             : V == 2 ? 1
+                                      : 4;
 
-template <class T, int V, int R>
+template <class T, int V, int R, bool kMasked>
 __global__ void __launch_bounds__(kHybridThreads, 2)
     rows_hybrid_kernel(const T* __restrict__ scores, const T* __restrict__ mask, uint64_t rows,
                        uint64_t cols, T* __restrict__ out) {
   static_assert(R * V <= 32, "one mask bit per register element");
+  static_assert(R % kHybridBatch<V> == 0, "whole batches of mask chunks");
   extern __shared__ __align__(16) unsigned char smem[];
   __shared__ T scratch[32];
   constexpr int kGroup = 32 / V;  // lanes whose chunks share one mask word
   const int lane = threadIdx.x & 31;
-  const uint64_t step = static_cast<uint64_t>(blockDim.x) * V;
-  const uint64_t span = step * R;  // elements held in registers
-  const uint64_t rest = cols > span ? cols - span : 0;
-  const uint64_t padded = (rest + step - 1) / step * step;
+  const uint32_t step = blockDim.x * V;  // row offsets fit 32 bits on this path
+  const uint32_t span = step * R;        // elements held in registers
+  const uint32_t rest = cols > span ? static_cast<uint32_t>(cols - span) : 0u;
+  const uint32_t padded = (rest + step - 1) / step * step;
   T* vals = reinterpret_cast<T*>(smem);
   uint32_t* bits = reinterpret_cast<uint32_t*>(smem + (rest * sizeof(T) + 15) / 16 * 16);
-  const uint64_t first = static_cast<uint64_t>(threadIdx.x) * V;
+  const uint32_t first = threadIdx.x * V;
   for (uint64_t row = blockIdx.x; row < rows; row += gridDim.x) {
     const uint64_t base = row * cols;
+    // The scores of the shared-memory part go there by asynchronous copies (no registers held:
+    // they are all in flight at once); each thread copies, and later reads, only its own chunks.
+    for (uint32_t c = first; c < rest; c += step) {
+      copy_chunk_async<T, V>(vals + c, scores + base + span + c);
+    }
+    copy_commit();
     T v[R][V];
-    uint32_t reg_bits = 0;
-    T m = neg_inf<T>();
 #pragma unroll
     for (int r = 0; r < R; ++r) {
-      const uint64_t c = static_cast<uint64_t>(r) * step + first;
+      const uint32_t c = r * step + first;
 #pragma unroll
       for (int j = 0; j < V; ++j) v[r][j] = T(0);
-      if (c < cols) {
-        T mk[V] = {};
-        load_chunk<T, V>(scores + base + c, v[r]);
-        if (mask != nullptr) load_chunk<T, V>(mask + base + c, mk);
+      if (c < cols) load_chunk<T, V>(scores + base + c, v[r]);
+    }
+    uint32_t reg_bits = 0;
+    T m = neg_inf<T>();
+    // The mask in batches of kHybridBatch<V> chunks: every load of a batch is issued before any of
+    // them is used (the warp barrier keeps the compiler from interleaving them with their uses),
+    // which bounds the registers they hold under the two-blocks-per-SM budget.
+#pragma unroll
+    for (int r0 = 0; r0 < R; r0 += kHybridBatch<V>) {
+      T mk[kHybridBatch<V>][V];
+#pragma unroll
+      for (int b = 0; b < kHybridBatch<V>; ++b) {
+        const uint32_t c = (r0 + b) * step + first;
+#pragma unroll
+        for (int j = 0; j < V; ++j) mk[b][j] = T(0);
+        if (kMasked && c < cols) load_chunk<T, V>(mask + base + c, mk[b]);
+      }
+      if constexpr (kMasked) __syncwarp();
+#pragma unroll
+      for (int b = 0; b < kHybridBatch<V>; ++b) {
+        const int r = r0 + b;
+        const uint32_t c = r * step + first;
 #pragma unroll
         for (int j = 0; j < V; ++j) {
-          if (mask == nullptr || mk[j] != T(0)) {
+          if (c < cols && (!kMasked || mk[b][j] != T(0))) {
             reg_bits |= 1u << (r * V + j);
             m = nan_max(m, v[r][j]);
           }
@@ -538,27 +591,40 @@ __global__ void __launch_bounds__(kHybridThreads, 2)
       }
     }
     bool mine = reg_bits != 0;
-    // Block-uniform trip count, so the whole warp takes part in every shuffle.
-#pragma unroll 4
-    for (uint64_t c = first; c < padded; c += step) {
-      uint32_t word = 0;
-      if (c < rest) {
-        T w[V], mk[V] = {};
-        load_chunk<T, V>(scores + base + span + c, w);
-        if (mask != nullptr) load_chunk<T, V>(mask + base + span + c, mk);
-        store_chunk<T, V>(vals + c, w);
+    // The shared-memory part: its mask in batches as above, its scores from this thread's own
+    // copies. Block-uniform trip count, so the whole warp takes part in every shuffle.
+    for (uint32_t c0 = first; c0 < padded; c0 += kHybridBatch<V> * step) {
+      T mk[kHybridBatch<V>][V];
 #pragma unroll
-        for (int j = 0; j < V; ++j) {
-          if (mask == nullptr || mk[j] != T(0)) {
-            word |= 1u << ((c + j) & 31);
-            m = nan_max(m, w[j]);
+      for (int b = 0; b < kHybridBatch<V>; ++b) {
+        const uint32_t c = c0 + b * step;
+#pragma unroll
+        for (int j = 0; j < V; ++j) mk[b][j] = T(0);
+        if (kMasked && c < rest) load_chunk<T, V>(mask + base + span + c, mk[b]);
+      }
+      copy_wait_all();  // this thread's score copies (only the first batch waits)
+#pragma unroll
+      for (int b = 0; b < kHybridBatch<V>; ++b) {
+        const uint32_t c = c0 + b * step;
+        uint32_t word = 0;
+        if (c < rest) {
+          T w[V];
+          load_chunk<T, V>(vals + c, w);
+#pragma unroll
+          for (int j = 0; j < V; ++j) {
+            if (!kMasked || mk[b][j] != T(0)) {
+              word |= 1u << ((c + j) & 31);
+              m = nan_max(m, w[j]);
+            }
           }
         }
-      }
+        if (c < padded) {  // block-uniform
 #pragma unroll
-      for (int o = 1; o < kGroup; o <<= 1) word |= __shfl_xor_sync(kFullMask, word, o);
-      if (lane % kGroup == 0) bits[c >> 5] = word;
-      mine = mine || word != 0;
+          for (int o = 1; o < kGroup; o <<= 1) word |= __shfl_xor_sync(kFullMask, word, o);
+          if (lane % kGroup == 0) bits[c >> 5] = word;
+          mine = mine || word != 0;
+        }
+      }
     }
     const bool any = __syncthreads_or(mine) != 0;  // also orders the shared stores above
     T sum = T(1);                                  // no allowed entry: nothing divides
@@ -575,7 +641,7 @@ __global__ void __launch_bounds__(kHybridThreads, 2)
           }
         }
       }
-      for (uint64_t c = first; c < rest; c += step) {
+      for (uint32_t c = first; c < rest; c += step) {
         T w[V];
         load_chunk<T, V>(vals + c, w);
         const uint32_t word = bits[c >> 5] >> (c & 31);  // a chunk never straddles a word
@@ -592,7 +658,7 @@ __global__ void __launch_bounds__(kHybridThreads, 2)
     }
 #pragma unroll
     for (int r = 0; r < R; ++r) {
-      const uint64_t c = static_cast<uint64_t>(r) * step + first;
+      const uint32_t c = r * step + first;
       if (c < cols) {
         T y[V];
 #pragma unroll
@@ -600,7 +666,7 @@ __global__ void __launch_bounds__(kHybridThreads, 2)
         store_chunk<T, V>(out + base + c, y);
       }
     }
-    for (uint64_t c = first; c < rest; c += step) {
+    for (uint32_t c = first; c < rest; c += step) {
       T w[V], y[V];
       load_chunk<T, V>(vals + c, w);
       const uint32_t word = any ? bits[c >> 5] >> (c & 31) : 0u;
@@ -901,13 +967,13 @@ void dispatch_rows(const T* s, const T* mk, uint64_t rows, uint64_t cols, T* out
   } else {
     const uint64_t dynamic = smem_bytes<T>(cols - span, kHybridThreads, V);
     if (dynamic + 32 * sizeof(T) + 64 <= optin) {
-      check_cuda(cudaFuncSetAttribute(rows_hybrid_kernel<T, V, kR>,
-                                      cudaFuncAttributeMaxDynamicSharedMemorySize,
+      const auto kernel =
+          mk != nullptr ? rows_hybrid_kernel<T, V, kR, true> : rows_hybrid_kernel<T, V, kR, false>;
+      check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                       static_cast<int>(dynamic)),
                  op, "cudaFuncSetAttribute(max dynamic shared memory)");
-      rows_hybrid_kernel<T, V, kR>
-          <<<grid_for(rows, 1, kRowGridCap), kHybridThreads, dynamic, stream>>>(s, mk, rows, cols,
-                                                                                out);
+      kernel<<<grid_for(rows, 1, kRowGridCap), kHybridThreads, dynamic, stream>>>(s, mk, rows, cols,
+                                                                                  out);
       return;
     }
   }
