@@ -4,12 +4,15 @@
 //   * rows of at most 1024 elements: G lanes per row (G the smallest power of two that covers a
 //     row of at most 32 chunks, else a whole warp), the row in registers (each lane holds N
 //     chunks of V adjacent elements), 16-byte loads and stores when the pointers are 16-byte
-//     aligned and V divides cols;
+//     aligned and V divides cols; on that 16-byte path rows of 257 to 1024 float32 (129 to 512
+//     float64) go through shared memory by asynchronous copies, a warp's next row in flight while
+//     it works on one (rows_pipe_kernel, the same lane layout and sum order);
 //   * rows of up to 16k float32 (8k float64) elements: a block per row, the row held in shared
 //     memory, the mask bits in shared memory words built with warp shuffles;
 //   * longer rows whose rest fits in one block's shared memory (up to about 70k float32 or 36k
 //     float64 on sm_90): a block of 512 threads per row, 16k float32 (8k float64) elements in
-//     registers and the rest in shared memory, so that 32k float32 rows run two blocks per SM;
+//     registers and the rest in shared memory (copied there asynchronously), so that 32k float32
+//     rows run two blocks per SM;
 //   * longer rows still: a block per row, an online max / sum pass (one read) and then a pass
 //     that reads again and writes; nothing of the row's size is stored anywhere.
 //   * softmax along an axis that is not the last (x as (outer, len, inner), inner >= 2): for
