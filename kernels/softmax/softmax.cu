@@ -482,7 +482,7 @@ __global__ void __launch_bounds__(1024)
         T y[V];
 #pragma unroll
         for (int j = 0; j < V; ++j) y[j] = T(0);
-        store_chunk<T, V>(out + base + c, y);
+        store_chunk_streaming<T, V>(out + base + c, y);
       }
       __syncthreads();  // the next row's stores wait for nothing of this row, but keep lockstep
       continue;
@@ -509,7 +509,7 @@ __global__ void __launch_bounds__(1024)
       const uint32_t word = bits[c >> 5] >> (c & 31);
 #pragma unroll
       for (int j = 0; j < V; ++j) y[j] = ((word >> j) & 1u) ? v[j] / sum : T(0);
-      store_chunk<T, V>(out + base + c, y);
+      store_chunk_streaming<T, V>(out + base + c, y);
     }
     __syncthreads();  // this row's shared values are read before the next row overwrites them
   }
@@ -666,7 +666,7 @@ __global__ void __launch_bounds__(kHybridThreads, 2)
         T y[V];
 #pragma unroll
         for (int j = 0; j < V; ++j) y[j] = ((reg_bits >> (r * V + j)) & 1u) ? v[r][j] / sum : T(0);
-        store_chunk<T, V>(out + base + c, y);
+        store_chunk_streaming<T, V>(out + base + c, y);
       }
     }
     for (uint32_t c = first; c < rest; c += step) {
@@ -675,7 +675,7 @@ __global__ void __launch_bounds__(kHybridThreads, 2)
       const uint32_t word = any ? bits[c >> 5] >> (c & 31) : 0u;
 #pragma unroll
       for (int j = 0; j < V; ++j) y[j] = ((word >> j) & 1u) ? w[j] / sum : T(0);
-      store_chunk<T, V>(out + base + span + c, y);
+      store_chunk_streaming<T, V>(out + base + span + c, y);
     }
     __syncthreads();  // this row's shared values are read before the next row overwrites them
   }
@@ -773,7 +773,7 @@ __global__ void __launch_bounds__(1024)
       for (int j = 0; j < V; ++j) {
         y[j] = (any && (mask == nullptr || mk[j] != T(0))) ? exp_of(v[j] - m) / sum : T(0);
       }
-      store_chunk<T, V>(out + base + c, y);
+      store_chunk_streaming<T, V>(out + base + c, y);
     }
     __syncthreads();  // scratch is rewritten by the next row
   }
