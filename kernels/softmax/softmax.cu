@@ -883,6 +883,10 @@ void launch_pipe_as(const T* s, const T* mk, uint64_t rows, uint64_t cols, T* ou
   check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                   static_cast<int>(bytes)),
              op, "cudaFuncSetAttribute(max dynamic shared memory)");
+  // The stages are the kernel's working set; its loads and stores bypass L1 anyway.
+  check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                  cudaSharedmemCarveoutMaxShared),
+             op, "cudaFuncSetAttribute(preferred shared memory carveout)");
   // As many blocks as are resident at once (each warp then streams through several rows, its
   // next row's copies in flight while it works), fewer when there are fewer rows.
   int per_sm = 0;
