@@ -39,11 +39,13 @@ std::vector<T> random_values(uint64_t count, uint64_t key, double scale) {
   return v;
 }
 
-// Device copies at an element offset of 1 (never 16-byte aligned), freed at scope exit.
+// Device copies at an element offset of 1 (never 16-byte aligned), or at 0 (cudaMalloc's
+// alignment: the 16-byte paths), freed at scope exit.
 template <class T>
 class Offset {
  public:
-  explicit Offset(const std::vector<T>& host) : n_(host.size()) {
+  explicit Offset(const std::vector<T>& host, uint64_t offset = 1)
+      : n_(host.size()), offset_(offset) {
     EXPECT_EQ(cudaMalloc(&base_, (n_ + 2) * sizeof(T)), cudaSuccess);
     if (!host.empty()) {
       EXPECT_EQ(cudaMemcpy(data(), host.data(), n_ * sizeof(T), cudaMemcpyHostToDevice),
@@ -53,7 +55,7 @@ class Offset {
   ~Offset() { cudaFree(base_); }
   Offset(const Offset&) = delete;
   Offset& operator=(const Offset&) = delete;
-  T* data() const { return static_cast<T*>(base_) + 1; }
+  T* data() const { return static_cast<T*>(base_) + offset_; }
   std::vector<T> read() const {
     std::vector<T> host(n_);
     EXPECT_EQ(cudaMemcpy(host.data(), data(), n_ * sizeof(T), cudaMemcpyDeviceToHost), cudaSuccess);
@@ -62,6 +64,7 @@ class Offset {
 
  private:
   uint64_t n_;
+  uint64_t offset_;
   void* base_ = nullptr;
 };
 
@@ -88,18 +91,21 @@ void expect_within(const std::vector<T>& got, const std::vector<T>& want, uint64
   }
 }
 
+// Masked rows (the first one fully blocked), or rows without a mask when `masked` is false.
 template <class T>
-void check_rows(uint64_t rows, uint64_t cols, uint64_t key) {
+void check_rows(uint64_t rows, uint64_t cols, uint64_t key, uint64_t offset = 1,
+                bool masked = true) {
   const std::vector<T> s = random_values<T>(rows * cols, key, 30.0);
   std::vector<T> m = random_values<T>(rows * cols, key + 7777, 1.0);
   for (T& v : m) v = v > T(-0.3) ? T(1) : T(0);
   for (uint64_t j = 0; j < cols; ++j) m[j] = T(0);  // the first row fully blocked
   std::vector<T> want(rows * cols);
-  tlrt::kernels::softmax_rows_ref(s.data(), m.data(), rows, cols, want.data());
-  Offset<T> ds(s), dm(m), dout(std::vector<T>(rows * cols));
+  tlrt::kernels::softmax_rows_ref(s.data(), masked ? m.data() : nullptr, rows, cols, want.data());
+  Offset<T> ds(s, offset), dm(m, offset), dout(std::vector<T>(rows * cols), offset);
   std::vector<T> first;
   for (int run = 0; run < 10; ++run) {
-    tlrt::kernels::softmax_rows_cuda(ds.data(), dm.data(), rows, cols, dout.data(), nullptr);
+    tlrt::kernels::softmax_rows_cuda(ds.data(), masked ? dm.data() : nullptr, rows, cols,
+                                     dout.data(), nullptr);
     ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
     const std::vector<T> got = dout.read();
     if (run == 0) {
@@ -118,6 +124,18 @@ TEST_F(SoftmaxGpu, UnalignedRowsOfEveryPath) {
     const uint64_t rows = cols > 4096 ? 3 : 37;
     check_rows<float>(rows, cols, key++ * 1000003);
     check_rows<double>(rows, cols, key++ * 1000003);
+  }
+}
+
+// Aligned rows of 257 to 1024 float32 (129 to 512 float64) elements take the pipelined warp
+// kernel, whose warps stream through several rows each (the next row's copies in flight) only
+// when there are more rows than resident warps: 6000 rows are more than any current GPU holds.
+TEST_F(SoftmaxGpu, AlignedRowsStreamedPerWarp) {
+  uint64_t key = 500;
+  for (bool masked : {true, false}) {
+    for (uint64_t cols : {300, 1000, 1024})
+      check_rows<float>(6000, cols, key++ * 1000003, 0, masked);
+    for (uint64_t cols : {132, 500}) check_rows<double>(6000, cols, key++ * 1000003, 0, masked);
   }
 }
 

@@ -4,12 +4,15 @@
 //   * rows of at most 1024 elements: G lanes per row (G the smallest power of two that covers a
 //     row of at most 32 chunks, else a whole warp), the row in registers (each lane holds N
 //     chunks of V adjacent elements), 16-byte loads and stores when the pointers are 16-byte
-//     aligned and V divides cols;
+//     aligned and V divides cols; on that 16-byte path rows of 257 to 1024 float32 (129 to 512
+//     float64) go through shared memory by asynchronous copies, a warp's next row in flight while
+//     it works on one (rows_pipe_kernel, the same lane layout and sum order);
 //   * rows of up to 16k float32 (8k float64) elements: a block per row, the row held in shared
 //     memory, the mask bits in shared memory words built with warp shuffles;
 //   * longer rows whose rest fits in one block's shared memory (up to about 70k float32 or 36k
 //     float64 on sm_90): a block of 512 threads per row, 16k float32 (8k float64) elements in
-//     registers and the rest in shared memory, so that 32k float32 rows run two blocks per SM;
+//     registers and the rest in shared memory (copied there asynchronously), so that 32k float32
+//     rows run two blocks per SM;
 //   * longer rows still: a block per row, an online max / sum pass (one read) and then a pass
 //     that reads again and writes; nothing of the row's size is stored anywhere.
 //   * softmax along an axis that is not the last (x as (outer, len, inner), inner >= 2): for
@@ -114,6 +117,23 @@ __device__ __forceinline__ void store_chunk(T* p, const T (&v)[V]) {
   }
 }
 
+// store_chunk with the streaming (evict-first) cache hint: outputs are written once and not read
+// again by the kernel.
+__device__ __forceinline__ void store_streaming(float* p, const float (&v)[4]) {
+  __stcs(reinterpret_cast<float4*>(p), make_float4(v[0], v[1], v[2], v[3]));
+}
+__device__ __forceinline__ void store_streaming(double* p, const double (&v)[2]) {
+  __stcs(reinterpret_cast<double2*>(p), make_double2(v[0], v[1]));
+}
+template <class T, int V>
+__device__ __forceinline__ void store_chunk_streaming(T* p, const T (&v)[V]) {
+  if constexpr (V == 1) {
+    __stcs(p, v[0]);
+  } else {
+    store_streaming(p, v);
+  }
+}
+
 template <class T>
 __device__ __forceinline__ T warp_max(T v) {
   for (int o = 16; o > 0; o >>= 1) v = nan_max(v, __shfl_xor_sync(kFullMask, v, o));
@@ -170,7 +190,7 @@ __device__ __forceinline__ uint32_t group_or(uint32_t v) {
   return v;
 }
 
-template <class T, int V, int N, int G>
+template <class T, int V, int N, int G, bool kMasked>
 __global__ void __launch_bounds__(kThreads)
     rows_warp_kernel(const T* __restrict__ scores, const T* __restrict__ mask, uint64_t rows,
                      uint64_t cols, T* __restrict__ out) {
@@ -187,37 +207,49 @@ __global__ void __launch_bounds__(kThreads)
     const bool live = row < rows;
     const uint64_t base = live ? row * cols : 0;
     T v[N][V];
+    T mk[N][V];
+    // Every load of the row is issued before any loaded value is used, so that a lane has all of
+    // its chunks (scores and mask) in flight at once. V divides cols, so a chunk that starts in
+    // the row lies in it.
+#pragma unroll
+    for (int k = 0; k < N; ++k) {
+      const uint64_t c = (static_cast<uint64_t>(k) * G + gl) * V;
+#pragma unroll
+      for (int j = 0; j < V; ++j) {
+        v[k][j] = T(0);
+        mk[k][j] = T(0);
+      }
+      if (live && c < cols) {
+        load_chunk<T, V>(scores + base + c, v[k]);
+        if constexpr (kMasked) load_chunk<T, V>(mask + base + c, mk[k]);
+      }
+    }
     uint32_t allowed = 0;
     T m = neg_inf<T>();
 #pragma unroll
     for (int k = 0; k < N; ++k) {
       const uint64_t c = (static_cast<uint64_t>(k) * G + gl) * V;
+      const bool in = live && c < cols;
 #pragma unroll
-      for (int j = 0; j < V; ++j) v[k][j] = T(0);
-      if (live && c < cols) {  // V divides cols, so the whole chunk is in the row
-        load_chunk<T, V>(scores + base + c, v[k]);
-        T mk[V] = {};
-        if (mask != nullptr) load_chunk<T, V>(mask + base + c, mk);
-#pragma unroll
-        for (int j = 0; j < V; ++j) {
-          if (mask == nullptr || mk[j] != T(0)) {
-            allowed |= 1u << (k * V + j);
-            m = nan_max(m, v[k][j]);
-          }
+      for (int j = 0; j < V; ++j) {
+        if (in && (!kMasked || mk[k][j] != T(0))) {
+          allowed |= 1u << (k * V + j);
+          m = nan_max(m, v[k][j]);
         }
       }
     }
     const bool any = group_or<G>(allowed) != 0;
     m = group_max<G>(m);
+    // Branch-free: exp of every register element, blocked ones replaced by +0 (adding +0 leaves
+    // the sum's bits unchanged, so the sum is that of the allowed terms in the same order).
     T sum = T(0);
 #pragma unroll
     for (int k = 0; k < N; ++k) {
 #pragma unroll
       for (int j = 0; j < V; ++j) {
-        if ((allowed >> (k * V + j)) & 1u) {
-          v[k][j] = exp_of(v[k][j] - m);
-          sum += v[k][j];
-        }
+        const T e = exp_of(v[k][j] - m);
+        v[k][j] = ((allowed >> (k * V + j)) & 1u) ? e : T(0);
+        sum += v[k][j];
       }
     }
     sum = group_sum<G>(sum);
@@ -229,11 +261,161 @@ __global__ void __launch_bounds__(kThreads)
         T y[V];
 #pragma unroll
         for (int j = 0; j < V; ++j) {
-          y[j] = ((allowed >> (k * V + j)) & 1u) ? v[k][j] / sum : T(0);
+          const T q = v[k][j] / sum;
+          y[j] = ((allowed >> (k * V + j)) & 1u) ? q : T(0);
         }
-        store_chunk<T, V>(out + base + c, y);
+        store_chunk_streaming<T, V>(out + base + c, y);
       }
     }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Rows of 129 to 1024 elements on the 16-byte path: a warp per row as in rows_warp_kernel (lane l
+// holds chunk k at element (32 k + l) V), but the chunks travel through shared memory with
+// asynchronous copies, two stages per lane: while a warp works on one row, the copies of its next
+// row (scores and mask) are in flight, and they hold no registers, so every chunk of that row is
+// requested at once. Each lane copies and later reads only its own slots, so no barrier is
+// needed; the loop over rows is warp-uniform, so every shuffle sees the whole warp.
+
+constexpr int kPipeThreads = 128;
+
+template <class T, int N, bool kMasked>
+uint64_t pipe_smem_bytes() {
+  return uint64_t{2} * N * kPipeThreads * 16 * (kMasked ? 2 : 1);
+}
+
+__device__ __forceinline__ void copy16_async(void* dst, const void* src) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(src) : "memory");
+#else
+  *reinterpret_cast<uint4*>(dst) = *reinterpret_cast<const uint4*>(src);
+#endif
+}
+__device__ __forceinline__ void copy_commit() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.commit_group;\n" ::: "memory");
+#endif
+}
+// Waits for every committed group but the newest.
+__device__ __forceinline__ void copy_wait_all_but_newest() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.wait_group 1;\n" ::: "memory");
+#endif
+}
+
+// Waits for every committed group.
+__device__ __forceinline__ void copy_wait_all() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.wait_all;\n" ::: "memory");
+#endif
+}
+// One chunk of V elements (16 bytes, aligned, when V > 1; one element otherwise).
+template <class T, int V>
+__device__ __forceinline__ void copy_chunk_async(T* dst, const T* src) {
+  if constexpr (V > 1) {
+    copy16_async(dst, src);
+  } else {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+    if constexpr (sizeof(T) == 4) {
+      asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(d), "l"(src) : "memory");
+    } else {
+      asm volatile("cp.async.ca.shared.global [%0], [%1], 8;\n" ::"r"(d), "l"(src) : "memory");
+    }
+#else
+    dst[0] = src[0];
+#endif
+  }
+}
+
+template <class T, int N, bool kMasked>
+__global__ void __launch_bounds__(kPipeThreads)
+    rows_pipe_kernel(const T* __restrict__ scores, const T* __restrict__ mask, uint64_t rows,
+                     uint64_t cols, T* __restrict__ out) {
+  constexpr int V = Vec<T>::kWidth;
+  static_assert(N * V <= 32, "one mask bit per register element");
+  extern __shared__ __align__(16) unsigned char smem[];
+  const int lane = threadIdx.x & 31;
+  // Slot of chunk k in stage s for this thread: 16 bytes, consecutive threads adjacent.
+  auto slot = [&](int array, int s, int k) {
+    return reinterpret_cast<T*>(
+        smem +
+        ((static_cast<uint64_t>((array * 2 + s) * N + k) * kPipeThreads) + threadIdx.x) * 16);
+  };
+  const uint64_t warps = blockDim.x >> 5;
+  const uint64_t warp = static_cast<uint64_t>(blockIdx.x) * warps + (threadIdx.x >> 5);
+  const uint64_t stride = static_cast<uint64_t>(gridDim.x) * warps;
+  auto fetch = [&](uint64_t row, int s) {
+    if (row >= rows) return;
+    const uint64_t base = row * cols;
+#pragma unroll
+    for (int k = 0; k < N; ++k) {
+      const uint64_t c = (static_cast<uint64_t>(k) * 32 + lane) * V;
+      if (c < cols) {
+        copy16_async(slot(0, s, k), scores + base + c);
+        if constexpr (kMasked) copy16_async(slot(1, s, k), mask + base + c);
+      }
+    }
+  };
+  int s = 0;
+  fetch(warp, 0);
+  copy_commit();
+  for (uint64_t row = warp; row < rows; row += stride) {
+    fetch(row + stride, s ^ 1);
+    copy_commit();  // possibly empty: the wait below then still means "this row's copies"
+    copy_wait_all_but_newest();
+    const uint64_t base = row * cols;
+    T v[N][V];
+    uint32_t allowed = 0;
+    T m = neg_inf<T>();
+#pragma unroll
+    for (int k = 0; k < N; ++k) {
+      const uint64_t c = (static_cast<uint64_t>(k) * 32 + lane) * V;
+#pragma unroll
+      for (int j = 0; j < V; ++j) v[k][j] = T(0);
+      if (c < cols) {
+        T mk[V] = {};
+        load_chunk<T, V>(slot(0, s, k), v[k]);
+        if constexpr (kMasked) load_chunk<T, V>(slot(1, s, k), mk);
+#pragma unroll
+        for (int j = 0; j < V; ++j) {
+          if (!kMasked || mk[j] != T(0)) {
+            allowed |= 1u << (k * V + j);
+            m = nan_max(m, v[k][j]);
+          }
+        }
+      }
+    }
+    const bool any = __any_sync(kFullMask, allowed != 0);
+    m = warp_max(m);
+    T sum = T(0);
+#pragma unroll
+    for (int k = 0; k < N; ++k) {
+#pragma unroll
+      for (int j = 0; j < V; ++j) {
+        const T e = exp_of(v[k][j] - m);
+        v[k][j] = ((allowed >> (k * V + j)) & 1u) ? e : T(0);
+        sum += v[k][j];  // adding +0 for a blocked entry leaves the sum's bits unchanged
+      }
+    }
+    sum = warp_sum(sum);
+    if (!any) sum = T(1);  // no allowed entry: every output is +0 and nothing divides
+#pragma unroll
+    for (int k = 0; k < N; ++k) {
+      const uint64_t c = (static_cast<uint64_t>(k) * 32 + lane) * V;
+      if (c < cols) {
+        T y[V];
+#pragma unroll
+        for (int j = 0; j < V; ++j) {
+          const T q = v[k][j] / sum;
+          y[j] = ((allowed >> (k * V + j)) & 1u) ? q : T(0);
+        }
+        store_chunk_streaming<T, V>(out + base + c, y);
+      }
+    }
+    s ^= 1;
   }
 }
 
@@ -300,7 +482,7 @@ __global__ void __launch_bounds__(1024)
         T y[V];
 #pragma unroll
         for (int j = 0; j < V; ++j) y[j] = T(0);
-        store_chunk<T, V>(out + base + c, y);
+        store_chunk_streaming<T, V>(out + base + c, y);
       }
       __syncthreads();  // the next row's stores wait for nothing of this row, but keep lockstep
       continue;
@@ -327,7 +509,7 @@ __global__ void __launch_bounds__(1024)
       const uint32_t word = bits[c >> 5] >> (c & 31);
 #pragma unroll
       for (int j = 0; j < V; ++j) y[j] = ((word >> j) & 1u) ? v[j] / sum : T(0);
-      store_chunk<T, V>(out + base + c, y);
+      store_chunk_streaming<T, V>(out + base + c, y);
     }
     __syncthreads();  // this row's shared values are read before the next row overwrites them
   }
@@ -343,40 +525,68 @@ __global__ void __launch_bounds__(1024)
 // arithmetic.
 
 constexpr int kHybridThreads = 512;
+// Mask chunks of the hybrid kernel loaded together (as many as its register budget allows).
+template <int V>
+constexpr int kHybridBatch = V == 4   ? 2
+                             : V == 2 ? 1
+                                      : 4;
 
-template <class T, int V, int R>
+template <class T, int V, int R, bool kMasked>
 __global__ void __launch_bounds__(kHybridThreads, 2)
     rows_hybrid_kernel(const T* __restrict__ scores, const T* __restrict__ mask, uint64_t rows,
                        uint64_t cols, T* __restrict__ out) {
   static_assert(R * V <= 32, "one mask bit per register element");
+  static_assert(R % kHybridBatch<V> == 0, "whole batches of mask chunks");
   extern __shared__ __align__(16) unsigned char smem[];
   __shared__ T scratch[32];
   constexpr int kGroup = 32 / V;  // lanes whose chunks share one mask word
   const int lane = threadIdx.x & 31;
-  const uint64_t step = static_cast<uint64_t>(blockDim.x) * V;
-  const uint64_t span = step * R;  // elements held in registers
-  const uint64_t rest = cols > span ? cols - span : 0;
-  const uint64_t padded = (rest + step - 1) / step * step;
+  const uint32_t step = blockDim.x * V;  // row offsets fit 32 bits on this path
+  const uint32_t span = step * R;        // elements held in registers
+  const uint32_t rest = cols > span ? static_cast<uint32_t>(cols - span) : 0u;
+  const uint32_t padded = (rest + step - 1) / step * step;
   T* vals = reinterpret_cast<T*>(smem);
   uint32_t* bits = reinterpret_cast<uint32_t*>(smem + (rest * sizeof(T) + 15) / 16 * 16);
-  const uint64_t first = static_cast<uint64_t>(threadIdx.x) * V;
+  const uint32_t first = threadIdx.x * V;
   for (uint64_t row = blockIdx.x; row < rows; row += gridDim.x) {
     const uint64_t base = row * cols;
+    // The scores of the shared-memory part go there by asynchronous copies (no registers held:
+    // they are all in flight at once); each thread copies, and later reads, only its own chunks.
+    for (uint32_t c = first; c < rest; c += step) {
+      copy_chunk_async<T, V>(vals + c, scores + base + span + c);
+    }
+    copy_commit();
     T v[R][V];
-    uint32_t reg_bits = 0;
-    T m = neg_inf<T>();
 #pragma unroll
     for (int r = 0; r < R; ++r) {
-      const uint64_t c = static_cast<uint64_t>(r) * step + first;
+      const uint32_t c = r * step + first;
 #pragma unroll
       for (int j = 0; j < V; ++j) v[r][j] = T(0);
-      if (c < cols) {
-        T mk[V] = {};
-        load_chunk<T, V>(scores + base + c, v[r]);
-        if (mask != nullptr) load_chunk<T, V>(mask + base + c, mk);
+      if (c < cols) load_chunk<T, V>(scores + base + c, v[r]);
+    }
+    uint32_t reg_bits = 0;
+    T m = neg_inf<T>();
+    // The mask in batches of kHybridBatch<V> chunks: every load of a batch is issued before any of
+    // them is used (the warp barrier keeps the compiler from interleaving them with their uses),
+    // which bounds the registers they hold under the two-blocks-per-SM budget.
+#pragma unroll
+    for (int r0 = 0; r0 < R; r0 += kHybridBatch<V>) {
+      T mk[kHybridBatch<V>][V];
+#pragma unroll
+      for (int b = 0; b < kHybridBatch<V>; ++b) {
+        const uint32_t c = (r0 + b) * step + first;
+#pragma unroll
+        for (int j = 0; j < V; ++j) mk[b][j] = T(0);
+        if (kMasked && c < cols) load_chunk<T, V>(mask + base + c, mk[b]);
+      }
+      if constexpr (kMasked) __syncwarp();
+#pragma unroll
+      for (int b = 0; b < kHybridBatch<V>; ++b) {
+        const int r = r0 + b;
+        const uint32_t c = r * step + first;
 #pragma unroll
         for (int j = 0; j < V; ++j) {
-          if (mask == nullptr || mk[j] != T(0)) {
+          if (c < cols && (!kMasked || mk[b][j] != T(0))) {
             reg_bits |= 1u << (r * V + j);
             m = nan_max(m, v[r][j]);
           }
@@ -384,27 +594,40 @@ __global__ void __launch_bounds__(kHybridThreads, 2)
       }
     }
     bool mine = reg_bits != 0;
-    // Block-uniform trip count, so the whole warp takes part in every shuffle.
-#pragma unroll 4
-    for (uint64_t c = first; c < padded; c += step) {
-      uint32_t word = 0;
-      if (c < rest) {
-        T w[V], mk[V] = {};
-        load_chunk<T, V>(scores + base + span + c, w);
-        if (mask != nullptr) load_chunk<T, V>(mask + base + span + c, mk);
-        store_chunk<T, V>(vals + c, w);
+    // The shared-memory part: its mask in batches as above, its scores from this thread's own
+    // copies. Block-uniform trip count, so the whole warp takes part in every shuffle.
+    for (uint32_t c0 = first; c0 < padded; c0 += kHybridBatch<V> * step) {
+      T mk[kHybridBatch<V>][V];
 #pragma unroll
-        for (int j = 0; j < V; ++j) {
-          if (mask == nullptr || mk[j] != T(0)) {
-            word |= 1u << ((c + j) & 31);
-            m = nan_max(m, w[j]);
+      for (int b = 0; b < kHybridBatch<V>; ++b) {
+        const uint32_t c = c0 + b * step;
+#pragma unroll
+        for (int j = 0; j < V; ++j) mk[b][j] = T(0);
+        if (kMasked && c < rest) load_chunk<T, V>(mask + base + span + c, mk[b]);
+      }
+      copy_wait_all();  // this thread's score copies (only the first batch waits)
+#pragma unroll
+      for (int b = 0; b < kHybridBatch<V>; ++b) {
+        const uint32_t c = c0 + b * step;
+        uint32_t word = 0;
+        if (c < rest) {
+          T w[V];
+          load_chunk<T, V>(vals + c, w);
+#pragma unroll
+          for (int j = 0; j < V; ++j) {
+            if (!kMasked || mk[b][j] != T(0)) {
+              word |= 1u << ((c + j) & 31);
+              m = nan_max(m, w[j]);
+            }
           }
         }
-      }
+        if (c < padded) {  // block-uniform
 #pragma unroll
-      for (int o = 1; o < kGroup; o <<= 1) word |= __shfl_xor_sync(kFullMask, word, o);
-      if (lane % kGroup == 0) bits[c >> 5] = word;
-      mine = mine || word != 0;
+          for (int o = 1; o < kGroup; o <<= 1) word |= __shfl_xor_sync(kFullMask, word, o);
+          if (lane % kGroup == 0) bits[c >> 5] = word;
+          mine = mine || word != 0;
+        }
+      }
     }
     const bool any = __syncthreads_or(mine) != 0;  // also orders the shared stores above
     T sum = T(1);                                  // no allowed entry: nothing divides
@@ -421,7 +644,7 @@ __global__ void __launch_bounds__(kHybridThreads, 2)
           }
         }
       }
-      for (uint64_t c = first; c < rest; c += step) {
+      for (uint32_t c = first; c < rest; c += step) {
         T w[V];
         load_chunk<T, V>(vals + c, w);
         const uint32_t word = bits[c >> 5] >> (c & 31);  // a chunk never straddles a word
@@ -438,21 +661,21 @@ __global__ void __launch_bounds__(kHybridThreads, 2)
     }
 #pragma unroll
     for (int r = 0; r < R; ++r) {
-      const uint64_t c = static_cast<uint64_t>(r) * step + first;
+      const uint32_t c = r * step + first;
       if (c < cols) {
         T y[V];
 #pragma unroll
         for (int j = 0; j < V; ++j) y[j] = ((reg_bits >> (r * V + j)) & 1u) ? v[r][j] / sum : T(0);
-        store_chunk<T, V>(out + base + c, y);
+        store_chunk_streaming<T, V>(out + base + c, y);
       }
     }
-    for (uint64_t c = first; c < rest; c += step) {
+    for (uint32_t c = first; c < rest; c += step) {
       T w[V], y[V];
       load_chunk<T, V>(vals + c, w);
       const uint32_t word = any ? bits[c >> 5] >> (c & 31) : 0u;
 #pragma unroll
       for (int j = 0; j < V; ++j) y[j] = ((word >> j) & 1u) ? w[j] / sum : T(0);
-      store_chunk<T, V>(out + base + span + c, y);
+      store_chunk_streaming<T, V>(out + base + span + c, y);
     }
     __syncthreads();  // this row's shared values are read before the next row overwrites them
   }
@@ -550,7 +773,7 @@ __global__ void __launch_bounds__(1024)
       for (int j = 0; j < V; ++j) {
         y[j] = (any && (mask == nullptr || mk[j] != T(0))) ? exp_of(v[j] - m) / sum : T(0);
       }
-      store_chunk<T, V>(out + base + c, y);
+      store_chunk_streaming<T, V>(out + base + c, y);
     }
     __syncthreads();  // scratch is rewritten by the next row
   }
@@ -644,15 +867,53 @@ template <class T, int V, int N, int G>
 void launch_warp(const T* s, const T* mk, uint64_t rows, uint64_t cols, T* out,
                  cudaStream_t stream) {
   constexpr uint64_t kRowsPerBlock = kThreads / G;
-  rows_warp_kernel<T, V, N, G>
-      <<<grid_for(rows, kRowsPerBlock, kRowGridCap), kThreads, 0, stream>>>(s, mk, rows, cols, out);
+  const dim3 grid = grid_for(rows, kRowsPerBlock, kRowGridCap);
+  if (mk != nullptr) {
+    rows_warp_kernel<T, V, N, G, true><<<grid, kThreads, 0, stream>>>(s, mk, rows, cols, out);
+  } else {
+    rows_warp_kernel<T, V, N, G, false><<<grid, kThreads, 0, stream>>>(s, mk, rows, cols, out);
+  }
+}
+
+template <class T, int N, bool kMasked>
+void launch_pipe_as(const T* s, const T* mk, uint64_t rows, uint64_t cols, T* out,
+                    cudaStream_t stream, const char* op) {
+  const auto kernel = rows_pipe_kernel<T, N, kMasked>;
+  const uint64_t bytes = pipe_smem_bytes<T, N, kMasked>();
+  check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                  static_cast<int>(bytes)),
+             op, "cudaFuncSetAttribute(max dynamic shared memory)");
+  // The stages are the kernel's working set; its loads and stores bypass L1 anyway.
+  check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                  cudaSharedmemCarveoutMaxShared),
+             op, "cudaFuncSetAttribute(preferred shared memory carveout)");
+  // As many blocks as are resident at once (each warp then streams through several rows, its
+  // next row's copies in flight while it works), fewer when there are fewer rows.
+  int per_sm = 0;
+  check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kPipeThreads,
+                                                           static_cast<size_t>(bytes)),
+             op, "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
+  const uint64_t resident = static_cast<uint64_t>(per_sm > 0 ? per_sm : 1) * current_sm_count(op);
+  const dim3 grid = grid_for(rows, kPipeThreads / 32, resident);
+  kernel<<<grid, kPipeThreads, bytes, stream>>>(s, mk, rows, cols, out);
+}
+
+template <class T, int N>
+void launch_pipe(const T* s, const T* mk, uint64_t rows, uint64_t cols, T* out, cudaStream_t stream,
+                 const char* op) {
+  if (mk != nullptr) {
+    launch_pipe_as<T, N, true>(s, mk, rows, cols, out, stream, op);
+  } else {
+    launch_pipe_as<T, N, false>(s, mk, rows, cols, out, stream, op);
+  }
 }
 
 // Rows of at most 32 V elements: G = the smallest power of two with G V >= cols, one chunk per
-// lane. Longer rows (<= 1024): a whole warp, N = the smallest power of two with 32 N V >= cols.
+// lane. Longer rows (<= 1024): a whole warp, N = the smallest power of two with 32 N V >= cols;
+// on the 16-byte path with N = 4 or 8 through shared memory (rows_pipe_kernel).
 template <class T, int V>
 void dispatch_warp(const T* s, const T* mk, uint64_t rows, uint64_t cols, T* out,
-                   cudaStream_t stream) {
+                   cudaStream_t stream, const char* op) {
   const uint64_t chunks = (cols + V - 1) / V;
   if (chunks <= 1) return launch_warp<T, V, 1, 1>(s, mk, rows, cols, out, stream);
   if (chunks <= 2) return launch_warp<T, V, 1, 2>(s, mk, rows, cols, out, stream);
@@ -661,8 +922,13 @@ void dispatch_warp(const T* s, const T* mk, uint64_t rows, uint64_t cols, T* out
   if (chunks <= 16) return launch_warp<T, V, 1, 16>(s, mk, rows, cols, out, stream);
   if (chunks <= 32) return launch_warp<T, V, 1, 32>(s, mk, rows, cols, out, stream);
   if (chunks <= 64) return launch_warp<T, V, 2, 32>(s, mk, rows, cols, out, stream);
-  if (chunks <= 128) return launch_warp<T, V, 4, 32>(s, mk, rows, cols, out, stream);
-  if (chunks <= 256) return launch_warp<T, V, 8, 32>(s, mk, rows, cols, out, stream);
+  if constexpr (V > 1) {
+    if (chunks <= 128) return launch_pipe<T, 4>(s, mk, rows, cols, out, stream, op);
+    if (chunks <= 256) return launch_pipe<T, 8>(s, mk, rows, cols, out, stream, op);
+  } else {
+    if (chunks <= 128) return launch_warp<T, V, 4, 32>(s, mk, rows, cols, out, stream);
+    if (chunks <= 256) return launch_warp<T, V, 8, 32>(s, mk, rows, cols, out, stream);
+  }
   if constexpr (V <= 2) {
     if (chunks <= 512) return launch_warp<T, V, 16, 32>(s, mk, rows, cols, out, stream);
   }
@@ -685,7 +951,7 @@ template <class T, int V>
 void dispatch_rows(const T* s, const T* mk, uint64_t rows, uint64_t cols, T* out,
                    cudaStream_t stream, const char* op) {
   if (cols <= kWarpRowMax) {
-    dispatch_warp<T, V>(s, mk, rows, cols, out, stream);
+    dispatch_warp<T, V>(s, mk, rows, cols, out, stream, op);
     return;
   }
   const uint64_t optin = smem_optin_bytes(op);
@@ -708,13 +974,13 @@ void dispatch_rows(const T* s, const T* mk, uint64_t rows, uint64_t cols, T* out
   } else {
     const uint64_t dynamic = smem_bytes<T>(cols - span, kHybridThreads, V);
     if (dynamic + 32 * sizeof(T) + 64 <= optin) {
-      check_cuda(cudaFuncSetAttribute(rows_hybrid_kernel<T, V, kR>,
-                                      cudaFuncAttributeMaxDynamicSharedMemorySize,
+      const auto kernel =
+          mk != nullptr ? rows_hybrid_kernel<T, V, kR, true> : rows_hybrid_kernel<T, V, kR, false>;
+      check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                       static_cast<int>(dynamic)),
                  op, "cudaFuncSetAttribute(max dynamic shared memory)");
-      rows_hybrid_kernel<T, V, kR>
-          <<<grid_for(rows, 1, kRowGridCap), kHybridThreads, dynamic, stream>>>(s, mk, rows, cols,
-                                                                                out);
+      kernel<<<grid_for(rows, 1, kRowGridCap), kHybridThreads, dynamic, stream>>>(s, mk, rows, cols,
+                                                                                  out);
       return;
     }
   }
