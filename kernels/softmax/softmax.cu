@@ -27,6 +27,7 @@
 // reproducible run to run. Rows are grid-strided (grids are capped), so any row count works.
 #include <cuda_runtime.h>
 
+#include <atomic>
 #include <cstdint>
 
 #include "kernels/common/launch.cuh"
@@ -875,9 +876,19 @@ void launch_warp(const T* s, const T* mk, uint64_t rows, uint64_t cols, T* out,
   }
 }
 
+// The pipelined kernel's attributes, set once per device, and its resident blocks per SM (at
+// least 1), cached per device so that a launch costs no attribute or occupancy calls.
 template <class T, int N, bool kMasked>
-void launch_pipe_as(const T* s, const T* mk, uint64_t rows, uint64_t cols, T* out,
-                    cudaStream_t stream, const char* op) {
+int pipe_blocks_per_sm(const char* op) {
+  constexpr int kMaxDevices = 64;
+  static std::atomic<int> cache[kMaxDevices];
+  int device = 0;
+  check_cuda(cudaGetDevice(&device), op, "cudaGetDevice");
+  const bool cached = device >= 0 && device < kMaxDevices;
+  if (cached) {
+    const int known = cache[device].load(std::memory_order_relaxed);
+    if (known != 0) return known;
+  }
   const auto kernel = rows_pipe_kernel<T, N, kMasked>;
   const uint64_t bytes = pipe_smem_bytes<T, N, kMasked>();
   check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
@@ -887,13 +898,24 @@ void launch_pipe_as(const T* s, const T* mk, uint64_t rows, uint64_t cols, T* ou
   check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
                                   cudaSharedmemCarveoutMaxShared),
              op, "cudaFuncSetAttribute(preferred shared memory carveout)");
-  // As many blocks as are resident at once (each warp then streams through several rows, its
-  // next row's copies in flight while it works), fewer when there are fewer rows.
   int per_sm = 0;
   check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kPipeThreads,
                                                            static_cast<size_t>(bytes)),
              op, "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
-  const uint64_t resident = static_cast<uint64_t>(per_sm > 0 ? per_sm : 1) * current_sm_count(op);
+  per_sm = per_sm > 0 ? per_sm : 1;
+  if (cached) cache[device].store(per_sm, std::memory_order_relaxed);
+  return per_sm;
+}
+
+template <class T, int N, bool kMasked>
+void launch_pipe_as(const T* s, const T* mk, uint64_t rows, uint64_t cols, T* out,
+                    cudaStream_t stream, const char* op) {
+  const auto kernel = rows_pipe_kernel<T, N, kMasked>;
+  const uint64_t bytes = pipe_smem_bytes<T, N, kMasked>();
+  // As many blocks as are resident at once (each warp then streams through several rows, its
+  // next row's copies in flight while it works), fewer when there are fewer rows.
+  const int per_sm = pipe_blocks_per_sm<T, N, kMasked>(op);
+  const uint64_t resident = static_cast<uint64_t>(per_sm) * current_sm_count(op);
   const dim3 grid = grid_for(rows, kPipeThreads / 32, resident);
   kernel<<<grid, kPipeThreads, bytes, stream>>>(s, mk, rows, cols, out);
 }
