@@ -1,7 +1,7 @@
 // The CUDA backend of layer normalization against the reference backend, in one process, on shapes
 // that reach every kernel layout (one warp per row with 8 rows per block, several warps per row,
-// whole blocks of 512 and 1024 threads, and the re-reading path past 8192 columns) and enough
-// rows for the backward's full row partition (1024 blocks): forward and backward within the
+// whole blocks of 256 and 512 threads, and the re-reading path past 8192 columns) and enough
+// rows for the backward's row partition to reach its block cap: forward and backward within the
 // bounds of docs/NUMERICS.md ("Layer normalization"), and ten runs under the deterministic setting
 // giving identical bits for all six outputs (the column sums of the backward included: their
 // partition depends on rows and cols only). Without a device every test skips with a visible
