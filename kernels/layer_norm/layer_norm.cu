@@ -2,15 +2,20 @@
 //
 // Forward: a group of WPR warps owns a row (one row per group, WARPS / WPR rows per block, the
 // grid striding over the rows; one warp per row up to 512 columns). Each thread loads its PT
-// columns of the row once into registers (columns t, t + 32 WPR, ...: every warp load is
-// contiguous); the two statistics are binary64 sums of the widened values (per thread in column
-// order, then a shuffle butterfly and, across the group's warps, shared memory in warp order), so
-// the second pass over the centered values and the writes of y and xhat read the registers, not
-// memory: one read of x, one write of y and xhat, one of invStd per row. mu and var are true
-// binary64 divisions by cols, sd an IEEE binary64 sqrt, xhat = fl_T(c / sd) an IEEE binary64
-// division rounded to T, y = __fmul_rn then __fadd_rn (no contraction). Rows wider than the largest
-// register layout (cols > 8192) take a path with one row per block that reads the row three times
-// (the re-reads mostly hit L2).
+// columns of the row once into registers (columns t, t + 32 WPR, ..., or their 16-byte runs
+// below: every warp load is contiguous); the two statistics are binary64 sums of the widened values
+// (per thread in column order, then a shuffle butterfly and, across the group's warps, shared
+// memory in warp order), so the second pass over the centered values and the writes of y and xhat
+// read the registers, not memory: one read of x, one write of y and xhat, one of invStd per row. mu
+// and var are true binary64 divisions by cols, sd an IEEE binary64 sqrt, xhat = fl_T(c / sd) an
+// IEEE binary64 division rounded to T, y = __fmul_rn then __fadd_rn (no contraction). Rows wider
+// than the largest register layout (cols > 8192) take a path with one row per block that reads the
+// row three times (the re-reads mostly hit L2).
+//
+// When cols is a multiple of 16 / sizeof(T) and the row buffers are 16-byte aligned, each access
+// of the register layouts is one 16-byte load or store of that many consecutive columns (thread t
+// of a group of GT threads holds columns 4t..4t+3, 4(t+GT)..4(t+GT)+3, ... for float); otherwise
+// one element per access. A thread's values stay in increasing column order either way.
 //
 // Backward: the same row groups. Each thread keeps its columns of dy and xhat in registers,
 // q = fl(dy * gamma) and fl(q * xhat) are summed in binary64 (s1, s2: any order, rounded to T
@@ -82,6 +87,39 @@ TLRT_DEVICE_INLINE float narrow<float>(double v) {
 template <>
 TLRT_DEVICE_INLINE double narrow<double>(double v) {
   return v;
+}
+
+// 16-byte streaming loads and stores of 16 / sizeof(T) consecutive elements.
+TLRT_DEVICE_INLINE void load16cs(const float* p, float* v) {
+  const float4 a = __ldcs(reinterpret_cast<const float4*>(p));
+  v[0] = a.x;
+  v[1] = a.y;
+  v[2] = a.z;
+  v[3] = a.w;
+}
+TLRT_DEVICE_INLINE void load16cs(const double* p, double* v) {
+  const double2 a = __ldcs(reinterpret_cast<const double2*>(p));
+  v[0] = a.x;
+  v[1] = a.y;
+}
+TLRT_DEVICE_INLINE void store16cs(float* p, const float* v) {
+  __stcs(reinterpret_cast<float4*>(p), make_float4(v[0], v[1], v[2], v[3]));
+}
+TLRT_DEVICE_INLINE void store16cs(double* p, const double* v) {
+  __stcs(reinterpret_cast<double2*>(p), make_double2(v[0], v[1]));
+}
+
+// Elements per access: 16 / sizeof(T) on the vector layouts (cols a multiple of it and the row
+// buffers 16-byte aligned), 1 otherwise.
+template <class T, bool VEC>
+constexpr int kVec = VEC ? static_cast<int>(16 / sizeof(T)) : 1;
+
+// The column of a thread's k-th value in a row group of GT threads taking V consecutive columns
+// per access: accesses of a warp are contiguous (32 x V elements), and the thread's values are in
+// increasing column order. V = 1: columns t, t + GT, t + 2 GT, ...
+template <int V, int GT>
+TLRT_DEVICE_INLINE uint32_t column_of(int t, int k) {
+  return static_cast<uint32_t>((k / V) * (V * GT) + t * V + k % V);
 }
 
 // Butterfly sum over a warp: every lane ends with the same bits (each step adds the same two
@@ -159,13 +197,15 @@ TLRT_DEVICE_INLINE void row_statistics(Load&& values, uint32_t cols, double epsi
   sd = sqrt(__dadd_rn(squares / static_cast<double>(cols), epsilon));
 }
 
-template <class T, int PT, int WPR, int WARPS>
+template <class T, int PT, int WPR, int WARPS, bool VEC>
 __global__ void __launch_bounds__(WARPS * 32)
     layer_norm_fwd_rows(const T* __restrict__ x, const T* __restrict__ gamma,
                         const T* __restrict__ beta, uint64_t rows, uint32_t cols, double epsilon,
                         T* __restrict__ y, T* __restrict__ xhat, T* __restrict__ inv_std) {
   constexpr int kGroupThreads = 32 * WPR;
   constexpr int kRowsPerBlock = WARPS / WPR;
+  constexpr int V = kVec<T, VEC>;
+  static_assert(PT % V == 0, "whole vectors per thread");
   __shared__ double red[2 * WARPS];
   const int g = static_cast<int>(threadIdx.x) / kGroupThreads;
   const int t = static_cast<int>(threadIdx.x) % kGroupThreads;
@@ -176,14 +216,21 @@ __global__ void __launch_bounds__(WARPS * 32)
     const uint64_t offset = active ? r * cols : 0;
     T v[PT];
 #pragma unroll
-    for (int k = 0; k < PT; ++k) {
-      const uint32_t j = static_cast<uint32_t>(t + k * kGroupThreads);
-      v[k] = (active && j < cols) ? __ldcs(x + offset + j) : T(0);
+    for (int k = 0; k < PT; k += V) {
+      const uint32_t j = column_of<V, kGroupThreads>(t, k);
+      if constexpr (V == 1) {
+        v[k] = (active && j < cols) ? __ldcs(x + offset + j) : T(0);
+      } else if (active && j < cols) {  // V divides cols: the whole access is in the row
+        load16cs(x + offset + j, v + k);
+      } else {
+#pragma unroll
+        for (int e = 0; e < V; ++e) v[k + e] = T(0);
+      }
     }
     auto each = [&](auto&& f) {
 #pragma unroll
       for (int k = 0; k < PT; ++k) {
-        const uint32_t j = static_cast<uint32_t>(t + k * kGroupThreads);
+        const uint32_t j = column_of<V, kGroupThreads>(t, k);
         if (j < cols) f(static_cast<double>(v[k]));
       }
     };
@@ -192,13 +239,23 @@ __global__ void __launch_bounds__(WARPS * 32)
     if (active) {
       if (t == 0) inv_std[r] = narrow<T>(1.0 / sd);
 #pragma unroll
-      for (int k = 0; k < PT; ++k) {
-        const uint32_t j = static_cast<uint32_t>(t + k * kGroupThreads);
+      for (int k = 0; k < PT; k += V) {
+        const uint32_t j = column_of<V, kGroupThreads>(t, k);
         if (j < cols) {
-          const double c = __dsub_rn(static_cast<double>(v[k]), mu);
-          const T h = narrow<T>(c / sd);
-          __stcs(xhat + offset + j, h);
-          __stcs(y + offset + j, add_rn(mul_rn(h, gamma[j]), beta[j]));
+          T h[V], o[V];
+#pragma unroll
+          for (int e = 0; e < V; ++e) {
+            const double c = __dsub_rn(static_cast<double>(v[k + e]), mu);
+            h[e] = narrow<T>(c / sd);
+            o[e] = add_rn(mul_rn(h[e], gamma[j + e]), beta[j + e]);
+          }
+          if constexpr (V > 1) {
+            store16cs(xhat + offset + j, h);
+            store16cs(y + offset + j, o);
+          } else {
+            __stcs(xhat + offset + j, h[0]);
+            __stcs(y + offset + j, o[0]);
+          }
         }
       }
     }
@@ -243,7 +300,7 @@ uint64_t backward_blocks(uint64_t rows, uint64_t cap) {
 }
 
 // partial: per block, cols d_gamma partials then cols d_beta partials (binary64).
-template <class T, int PT, int WPR, int WARPS, int MIN_BLOCKS>
+template <class T, int PT, int WPR, int WARPS, int MIN_BLOCKS, bool VEC>
 __global__ void __launch_bounds__(WARPS * 32, MIN_BLOCKS)
     layer_norm_bwd_rows(const T* __restrict__ dy, const T* __restrict__ xhat,
                         const T* __restrict__ inv_std, const T* __restrict__ gamma, uint64_t rows,
@@ -252,6 +309,8 @@ __global__ void __launch_bounds__(WARPS * 32, MIN_BLOCKS)
   constexpr int kGroupThreads = 32 * WPR;
   constexpr int kRowsPerBlock = WARPS / WPR;
   constexpr int kCombine = kRowsPerBlock > 1 ? PT * kGroupThreads : 1;
+  constexpr int V = kVec<T, VEC>;
+  static_assert(PT % V == 0, "whole vectors per thread");
   __shared__ double red[2 * WARPS];
   __shared__ double combine[kCombine];
   const int g = static_cast<int>(threadIdx.x) / kGroupThreads;
@@ -270,11 +329,22 @@ __global__ void __launch_bounds__(WARPS * 32, MIN_BLOCKS)
     const uint64_t offset = active ? r * cols : 0;
     T d[PT], h[PT];
 #pragma unroll
-    for (int k = 0; k < PT; ++k) {
-      const uint32_t j = static_cast<uint32_t>(t + k * kGroupThreads);
-      const bool in = active && j < cols;
-      d[k] = in ? __ldcs(dy + offset + j) : T(0);
-      h[k] = in ? __ldcs(xhat + offset + j) : T(0);
+    for (int k = 0; k < PT; k += V) {
+      const uint32_t j = column_of<V, kGroupThreads>(t, k);
+      if constexpr (V == 1) {
+        const bool in = active && j < cols;
+        d[k] = in ? __ldcs(dy + offset + j) : T(0);
+        h[k] = in ? __ldcs(xhat + offset + j) : T(0);
+      } else if (active && j < cols) {  // V divides cols: the whole access is in the row
+        load16cs(dy + offset + j, d + k);
+        load16cs(xhat + offset + j, h + k);
+      } else {
+#pragma unroll
+        for (int e = 0; e < V; ++e) {
+          d[k + e] = T(0);
+          h[k + e] = T(0);
+        }
+      }
     }
     // The column accumulators take this row before the row sums, and d[k] is then replaced by
     // q = fl(dy gamma): dy, gamma and q are never live together across the reduction.
@@ -282,7 +352,7 @@ __global__ void __launch_bounds__(WARPS * 32, MIN_BLOCKS)
     double s1 = 0.0, s2 = 0.0;
 #pragma unroll
     for (int k = 0; k < PT; ++k) {
-      const uint32_t j = static_cast<uint32_t>(t + k * kGroupThreads);
+      const uint32_t j = column_of<V, kGroupThreads>(t, k);
       if (j < cols) {
         if (active) {
           acc_g[k] = __dadd_rn(acc_g[k], static_cast<double>(mul_rn(d[k], h[k])));
@@ -298,11 +368,19 @@ __global__ void __launch_bounds__(WARPS * 32, MIN_BLOCKS)
       const T sum1 = narrow<T>(s1);
       const T sum2 = narrow<T>(s2);
 #pragma unroll
-      for (int k = 0; k < PT; ++k) {
-        const uint32_t j = static_cast<uint32_t>(t + k * kGroupThreads);
+      for (int k = 0; k < PT; k += V) {
+        const uint32_t j = column_of<V, kGroupThreads>(t, k);
         if (j < cols) {
-          const T u = sub_rn(sub_rn(mul_rn(d[k], cols_scale), sum1), mul_rn(h[k], sum2));
-          __stcs(dx + offset + j, mul_rn(mul_rn(u, is), inv_cols));
+#pragma unroll
+          for (int e = k; e < k + V; ++e) {
+            const T u = sub_rn(sub_rn(mul_rn(d[e], cols_scale), sum1), mul_rn(h[e], sum2));
+            d[e] = mul_rn(mul_rn(u, is), inv_cols);  // dx
+          }
+          if constexpr (V > 1) {
+            store16cs(dx + offset + j, d + k);
+          } else {
+            __stcs(dx + offset + j, d[k]);
+          }
         }
       }
     }
@@ -312,7 +390,7 @@ __global__ void __launch_bounds__(WARPS * 32, MIN_BLOCKS)
   if constexpr (kRowsPerBlock == 1) {
 #pragma unroll
     for (int k = 0; k < PT; ++k) {
-      const uint32_t j = static_cast<uint32_t>(t + k * kGroupThreads);
+      const uint32_t j = column_of<V, kGroupThreads>(t, k);
       if (j < cols) {
         out_g[j] = acc_g[k];
         out_b[j] = acc_b[k];
@@ -325,7 +403,7 @@ __global__ void __launch_bounds__(WARPS * 32, MIN_BLOCKS)
         if (g == step) {
 #pragma unroll
           for (int k = 0; k < PT; ++k) {
-            const int idx = t + k * kGroupThreads;
+            const uint32_t idx = column_of<V, kGroupThreads>(t, k);
             const double v = which == 0 ? acc_g[k] : acc_b[k];
             combine[idx] = step == 0 ? v : __dadd_rn(combine[idx], v);
           }
@@ -513,9 +591,21 @@ struct ForwardLaunch {
 
   template <int PT, int WPR, int WARPS>
   void run() {
+    constexpr uint64_t V = kVec<T, true>;
+    if constexpr (PT % V == 0) {
+      if (s.cols % V == 0 && aligned16(x) && aligned16(y) && aligned16(xhat)) {
+        launch<PT, WPR, WARPS, true>();
+        return;
+      }
+    }
+    launch<PT, WPR, WARPS, false>();
+  }
+
+  template <int PT, int WPR, int WARPS, bool VEC>
+  void launch() {
     constexpr uint64_t kRowsPerBlock = WARPS / WPR;
     const dim3 grid = grid_for(s.rows, kRowsPerBlock);
-    layer_norm_fwd_rows<T, PT, WPR, WARPS><<<grid, WARPS * 32, 0, stream>>>(
+    layer_norm_fwd_rows<T, PT, WPR, WARPS, VEC><<<grid, WARPS * 32, 0, stream>>>(
         x, gamma, beta, s.rows, static_cast<uint32_t>(s.cols), epsilon, y, xhat, inv_std);
   }
 };
@@ -537,7 +627,20 @@ struct BackwardLaunch {
 
   template <int PT, int WPR, int WARPS, int BF, int BD>
   void run() {
-    layer_norm_bwd_rows<T, PT, WPR, WARPS, sizeof(T) == 4 ? BF : BD>
+    constexpr int kMinBlocks = sizeof(T) == 4 ? BF : BD;
+    constexpr uint64_t V = kVec<T, true>;
+    if constexpr (PT % V == 0) {
+      if (s.cols % V == 0 && aligned16(dy) && aligned16(xhat) && aligned16(dx)) {
+        launch<PT, WPR, WARPS, kMinBlocks, true>();
+        return;
+      }
+    }
+    launch<PT, WPR, WARPS, kMinBlocks, false>();
+  }
+
+  template <int PT, int WPR, int WARPS, int MIN_BLOCKS, bool VEC>
+  void launch() {
+    layer_norm_bwd_rows<T, PT, WPR, WARPS, MIN_BLOCKS, VEC>
         <<<static_cast<unsigned>(blocks), WARPS * 32, 0, stream>>>(
             dy, xhat, inv_std, gamma, s.rows, static_cast<uint32_t>(s.cols), rows_per_block,
             cols_scale, inv_cols, dx, partial);
