@@ -2,29 +2,40 @@
 //
 // Forward: a group of WPR warps owns a row (one row per group, WARPS / WPR rows per block, the
 // grid striding over the rows; one warp per row up to 512 columns). Each thread loads its PT
-// columns of the row once into registers (columns t, t + 32 WPR, ...: every warp load is
-// contiguous); the two statistics are binary64 sums of the widened values (per thread in column
-// order, then a shuffle butterfly and, across the group's warps, shared memory in warp order), so
-// the second pass over the centered values and the writes of y and xhat read the registers, not
-// memory: one read of x, one write of y and xhat, one of invStd per row. mu and var are true
-// binary64 divisions by cols, sd an IEEE binary64 sqrt, xhat = fl_T(c / sd) an IEEE binary64
-// division rounded to T, y = __fmul_rn then __fadd_rn (no contraction). Rows wider than the largest
-// register layout (cols > 8192) take a path with one row per block that reads the row three times
-// (the re-reads mostly hit L2).
+// columns of the row once into registers (columns t, t + 32 WPR, ..., or their 16-byte runs
+// below: every warp load is contiguous); the two statistics are binary64 sums of the widened values
+// (per thread in column order, then a shuffle butterfly and, across the group's warps, shared
+// memory in warp order), so the second pass over the centered values and the writes of y and xhat
+// read the registers, not memory: one read of x, one write of y and xhat, one of invStd per row. mu
+// and var are true binary64 divisions by cols, sd an IEEE binary64 sqrt, xhat = fl_T(c / sd) an
+// IEEE binary64 division rounded to T, y = __fmul_rn then __fadd_rn (no contraction). Rows wider
+// than the largest register layout (cols > 8192) take a path with one row per block that reads the
+// row three times (the re-reads mostly hit L2).
+//
+// When cols is a multiple of 16 / sizeof(T) and the row buffers are 16-byte aligned, each access
+// of the register layouts is one 16-byte load or store of that many consecutive columns (thread t
+// of a group of GT threads holds columns 4t..4t+3, 4(t+GT)..4(t+GT)+3, ... for float); otherwise
+// one element per access. A thread's values stay in increasing column order either way.
 //
 // Backward: the same row groups. Each thread keeps its columns of dy and xhat in registers,
 // q = fl(dy * gamma) and fl(q * xhat) are summed in binary64 (s1, s2: any order, rounded to T
 // once), dx is written with the contract's five roundings, and each thread accumulates, in
 // binary64, its columns' fl(dy * xhat) and dy over the rows it handles in increasing row order.
-// Each block owns a fixed range of rows: backward_blocks(rows) = min(1024, ceil(rows / 16))
-// blocks of ceil(rows / blocks) rows, a function of (rows, cols) only (never of the SM count or the
-// timing). The row groups of a block then combine their column partials in group order in shared
-// memory and the block stores them in the workspace; two small kernels fold each column's
-// partials in a fixed order (groups of 32 consecutive blocks in increasing block order, then the
-// group sums in increasing group order) and round once to T. So d_gamma and d_beta are
-// bit-reproducible run to run, and tolerance-equal (not bit-equal) to the reference. The wide path
-// (cols > 8192) keeps the block's column partials in the workspace itself (read-modify-write by
-// the one thread that owns the column, rows in increasing order).
+// Each block owns a fixed range of rows: min(cap, ceil(rows / 16)) blocks of ceil(rows / blocks)
+// rows, where cap is 132 x the layout's resident blocks per SM (one whole wave on the H200; a
+// constant of the layout table, so a function of (rows, cols) and the dtype only, never of the
+// device's SM count or the timing) and 1024 on the wide path.
+//
+// Row groups that share a block synchronise on their own named barrier, so one group's reduction
+// does not hold back the other groups' loads. Data read or written once (x, dy, xhat in, y, xhat,
+// dx out) goes through the streaming cache hints (__ldcs, __stcs). The row groups of a block then
+// combine their column partials in group order in shared memory and the block stores them in the
+// workspace; two small kernels fold each column's partials in a fixed order (groups of 32
+// consecutive blocks in increasing block order, then the group sums in increasing group order) and
+// round once to T. So d_gamma and d_beta are bit-reproducible run to run, and tolerance-equal (not
+// bit-equal) to the reference. The wide path (cols > 8192) keeps the block's column partials in the
+// workspace itself (read-modify-write by the one thread that owns the column, rows in increasing
+// order).
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -38,7 +49,13 @@ namespace {
 constexpr uint32_t kFullMask = 0xffffffffu;
 // Widest row held in registers; wider rows take the re-reading path.
 constexpr uint64_t kMaxRegisterCols = 8192;
-// Backward row partition: at most this many blocks, at least kMinBackwardRows rows per block.
+// Backward row partition: at least kMinBackwardRows rows per block and, on the register layouts,
+// at most kWaveSms x (the layout's resident blocks per SM) blocks: one whole wave on a 132-SM
+// device, each block a long contiguous range of rows, so no tail wave and half the column partials
+// of 1024 blocks. The constant is part of the partition (never the device's SM count), so the
+// column sums stay bit-reproducible on any device. The wide path keeps at most
+// kMaxBackwardBlocks blocks.
+constexpr uint64_t kWaveSms = 132;
 constexpr uint64_t kMaxBackwardBlocks = 1024;
 constexpr uint64_t kMinBackwardRows = 16;
 constexpr int kWideThreads = 256;
@@ -72,6 +89,39 @@ TLRT_DEVICE_INLINE double narrow<double>(double v) {
   return v;
 }
 
+// 16-byte streaming loads and stores of 16 / sizeof(T) consecutive elements.
+TLRT_DEVICE_INLINE void load16cs(const float* p, float* v) {
+  const float4 a = __ldcs(reinterpret_cast<const float4*>(p));
+  v[0] = a.x;
+  v[1] = a.y;
+  v[2] = a.z;
+  v[3] = a.w;
+}
+TLRT_DEVICE_INLINE void load16cs(const double* p, double* v) {
+  const double2 a = __ldcs(reinterpret_cast<const double2*>(p));
+  v[0] = a.x;
+  v[1] = a.y;
+}
+TLRT_DEVICE_INLINE void store16cs(float* p, const float* v) {
+  __stcs(reinterpret_cast<float4*>(p), make_float4(v[0], v[1], v[2], v[3]));
+}
+TLRT_DEVICE_INLINE void store16cs(double* p, const double* v) {
+  __stcs(reinterpret_cast<double2*>(p), make_double2(v[0], v[1]));
+}
+
+// Elements per access: 16 / sizeof(T) on the vector layouts (cols a multiple of it and the row
+// buffers 16-byte aligned), 1 otherwise.
+template <class T, bool VEC>
+constexpr int kVec = VEC ? static_cast<int>(16 / sizeof(T)) : 1;
+
+// The column of a thread's k-th value in a row group of GT threads taking V consecutive columns
+// per access: accesses of a warp are contiguous (32 x V elements), and the thread's values are in
+// increasing column order. V = 1: columns t, t + GT, t + 2 GT, ...
+template <int V, int GT>
+TLRT_DEVICE_INLINE uint32_t column_of(int t, int k) {
+  return static_cast<uint32_t>((k / V) * (V * GT) + t * V + k % V);
+}
+
 // Butterfly sum over a warp: every lane ends with the same bits (each step adds the same two
 // values, in either order, on both lanes of a pair).
 TLRT_DEVICE_INLINE void warp_sum2(double& a, double& b) {
@@ -82,20 +132,33 @@ TLRT_DEVICE_INLINE void warp_sum2(double& a, double& b) {
   }
 }
 
+// Barrier of the calling thread's row group only (the WPR warps from warp `first`): a named
+// barrier per group when the block holds several groups, so one group's reduction never waits for
+// another group's loads; the whole block otherwise. Ids 1..15 (0 is __syncthreads').
+template <int WPR, int WARPS>
+TLRT_DEVICE_INLINE void group_barrier(int first) {
+  static_assert(WARPS / WPR <= 15, "one named barrier per row group");
+  if constexpr (WPR == WARPS) {
+    __syncthreads();
+  } else {
+    asm volatile("bar.sync %0, %1;" ::"r"(1 + first / WPR), "r"(32 * WPR) : "memory");
+  }
+}
+
 // Sums a and b over the WPR warps of the calling thread's row group; every thread of the group
-// gets the same bits. Called by every thread of the block (it synchronises when WPR > 1).
-// red: 2 * WARPS doubles of shared memory.
+// gets the same bits. Called by every thread of the group (it synchronises the group when
+// WPR > 1). red: 2 * WARPS doubles of shared memory, each group using its own WPR slots.
 template <int WPR, int WARPS>
 TLRT_DEVICE_INLINE void group_sum2(double& a, double& b, double* red) {
   warp_sum2(a, b);
   if constexpr (WPR > 1) {
     const int warp = static_cast<int>(threadIdx.x >> 5);
+    const int first = warp - warp % WPR;
     if ((threadIdx.x & 31u) == 0) {
       red[warp] = a;
       red[WARPS + warp] = b;
     }
-    __syncthreads();
-    const int first = warp - warp % WPR;
+    group_barrier<WPR, WARPS>(first);
     a = red[first];
     b = red[WARPS + first];
 #pragma unroll
@@ -103,7 +166,7 @@ TLRT_DEVICE_INLINE void group_sum2(double& a, double& b, double* red) {
       a = __dadd_rn(a, red[first + k]);
       b = __dadd_rn(b, red[WARPS + first + k]);
     }
-    __syncthreads();  // red is reused by the next call
+    group_barrier<WPR, WARPS>(first);  // the group's slots are reused by its next call
   }
 }
 
@@ -134,13 +197,15 @@ TLRT_DEVICE_INLINE void row_statistics(Load&& values, uint32_t cols, double epsi
   sd = sqrt(__dadd_rn(squares / static_cast<double>(cols), epsilon));
 }
 
-template <class T, int PT, int WPR, int WARPS>
+template <class T, int PT, int WPR, int WARPS, bool VEC>
 __global__ void __launch_bounds__(WARPS * 32)
     layer_norm_fwd_rows(const T* __restrict__ x, const T* __restrict__ gamma,
                         const T* __restrict__ beta, uint64_t rows, uint32_t cols, double epsilon,
                         T* __restrict__ y, T* __restrict__ xhat, T* __restrict__ inv_std) {
   constexpr int kGroupThreads = 32 * WPR;
   constexpr int kRowsPerBlock = WARPS / WPR;
+  constexpr int V = kVec<T, VEC>;
+  static_assert(PT % V == 0, "whole vectors per thread");
   __shared__ double red[2 * WARPS];
   const int g = static_cast<int>(threadIdx.x) / kGroupThreads;
   const int t = static_cast<int>(threadIdx.x) % kGroupThreads;
@@ -151,14 +216,21 @@ __global__ void __launch_bounds__(WARPS * 32)
     const uint64_t offset = active ? r * cols : 0;
     T v[PT];
 #pragma unroll
-    for (int k = 0; k < PT; ++k) {
-      const uint32_t j = static_cast<uint32_t>(t + k * kGroupThreads);
-      v[k] = (active && j < cols) ? x[offset + j] : T(0);
+    for (int k = 0; k < PT; k += V) {
+      const uint32_t j = column_of<V, kGroupThreads>(t, k);
+      if constexpr (V == 1) {
+        v[k] = (active && j < cols) ? __ldcs(x + offset + j) : T(0);
+      } else if (active && j < cols) {  // V divides cols: the whole access is in the row
+        load16cs(x + offset + j, v + k);
+      } else {
+#pragma unroll
+        for (int e = 0; e < V; ++e) v[k + e] = T(0);
+      }
     }
     auto each = [&](auto&& f) {
 #pragma unroll
       for (int k = 0; k < PT; ++k) {
-        const uint32_t j = static_cast<uint32_t>(t + k * kGroupThreads);
+        const uint32_t j = column_of<V, kGroupThreads>(t, k);
         if (j < cols) f(static_cast<double>(v[k]));
       }
     };
@@ -167,13 +239,23 @@ __global__ void __launch_bounds__(WARPS * 32)
     if (active) {
       if (t == 0) inv_std[r] = narrow<T>(1.0 / sd);
 #pragma unroll
-      for (int k = 0; k < PT; ++k) {
-        const uint32_t j = static_cast<uint32_t>(t + k * kGroupThreads);
+      for (int k = 0; k < PT; k += V) {
+        const uint32_t j = column_of<V, kGroupThreads>(t, k);
         if (j < cols) {
-          const double c = __dsub_rn(static_cast<double>(v[k]), mu);
-          const T h = narrow<T>(c / sd);
-          xhat[offset + j] = h;
-          y[offset + j] = add_rn(mul_rn(h, gamma[j]), beta[j]);
+          T h[V], o[V];
+#pragma unroll
+          for (int e = 0; e < V; ++e) {
+            const double c = __dsub_rn(static_cast<double>(v[k + e]), mu);
+            h[e] = narrow<T>(c / sd);
+            o[e] = add_rn(mul_rn(h[e], gamma[j + e]), beta[j + e]);
+          }
+          if constexpr (V > 1) {
+            store16cs(xhat + offset + j, h);
+            store16cs(y + offset + j, o);
+          } else {
+            __stcs(xhat + offset + j, h[0]);
+            __stcs(y + offset + j, o[0]);
+          }
         }
       }
     }
@@ -210,15 +292,16 @@ __global__ void __launch_bounds__(kWideThreads)
 // ---------------------------------------------------------------------------------------------
 // Backward
 
-// Blocks of the backward's row partition: a function of rows only.
-uint64_t backward_blocks(uint64_t rows) {
+// Blocks of the backward's row partition: ceil(rows / kMinBackwardRows), at most `cap` (a
+// constant of the layout, so the partition is a function of (rows, cols) and the dtype only).
+uint64_t backward_blocks(uint64_t rows, uint64_t cap) {
   const uint64_t by_rows = (rows + kMinBackwardRows - 1) / kMinBackwardRows;
-  return by_rows < kMaxBackwardBlocks ? by_rows : kMaxBackwardBlocks;
+  return by_rows < cap ? by_rows : cap;
 }
 
 // partial: per block, cols d_gamma partials then cols d_beta partials (binary64).
-template <class T, int PT, int WPR, int WARPS>
-__global__ void __launch_bounds__(WARPS * 32)
+template <class T, int PT, int WPR, int WARPS, int MIN_BLOCKS, bool VEC>
+__global__ void __launch_bounds__(WARPS * 32, MIN_BLOCKS)
     layer_norm_bwd_rows(const T* __restrict__ dy, const T* __restrict__ xhat,
                         const T* __restrict__ inv_std, const T* __restrict__ gamma, uint64_t rows,
                         uint32_t cols, uint64_t rows_per_block, T cols_scale, T inv_cols,
@@ -226,6 +309,8 @@ __global__ void __launch_bounds__(WARPS * 32)
   constexpr int kGroupThreads = 32 * WPR;
   constexpr int kRowsPerBlock = WARPS / WPR;
   constexpr int kCombine = kRowsPerBlock > 1 ? PT * kGroupThreads : 1;
+  constexpr int V = kVec<T, VEC>;
+  static_assert(PT % V == 0, "whole vectors per thread");
   __shared__ double red[2 * WARPS];
   __shared__ double combine[kCombine];
   const int g = static_cast<int>(threadIdx.x) / kGroupThreads;
@@ -244,36 +329,58 @@ __global__ void __launch_bounds__(WARPS * 32)
     const uint64_t offset = active ? r * cols : 0;
     T d[PT], h[PT];
 #pragma unroll
-    for (int k = 0; k < PT; ++k) {
-      const uint32_t j = static_cast<uint32_t>(t + k * kGroupThreads);
-      const bool in = active && j < cols;
-      d[k] = in ? dy[offset + j] : T(0);
-      h[k] = in ? xhat[offset + j] : T(0);
+    for (int k = 0; k < PT; k += V) {
+      const uint32_t j = column_of<V, kGroupThreads>(t, k);
+      if constexpr (V == 1) {
+        const bool in = active && j < cols;
+        d[k] = in ? __ldcs(dy + offset + j) : T(0);
+        h[k] = in ? __ldcs(xhat + offset + j) : T(0);
+      } else if (active && j < cols) {  // V divides cols: the whole access is in the row
+        load16cs(dy + offset + j, d + k);
+        load16cs(xhat + offset + j, h + k);
+      } else {
+#pragma unroll
+        for (int e = 0; e < V; ++e) {
+          d[k + e] = T(0);
+          h[k + e] = T(0);
+        }
+      }
     }
+    // The column accumulators take this row before the row sums, and d[k] is then replaced by
+    // q = fl(dy gamma): dy, gamma and q are never live together across the reduction.
+    const T is = active ? inv_std[r] : T(0);
     double s1 = 0.0, s2 = 0.0;
 #pragma unroll
     for (int k = 0; k < PT; ++k) {
-      const uint32_t j = static_cast<uint32_t>(t + k * kGroupThreads);
+      const uint32_t j = column_of<V, kGroupThreads>(t, k);
       if (j < cols) {
-        const T q = mul_rn(d[k], gamma[j]);
-        s1 = __dadd_rn(s1, static_cast<double>(q));
-        s2 = __dadd_rn(s2, static_cast<double>(mul_rn(q, h[k])));
+        if (active) {
+          acc_g[k] = __dadd_rn(acc_g[k], static_cast<double>(mul_rn(d[k], h[k])));
+          acc_b[k] = __dadd_rn(acc_b[k], static_cast<double>(d[k]));
+        }
+        d[k] = mul_rn(d[k], gamma[j]);
+        s1 = __dadd_rn(s1, static_cast<double>(d[k]));
+        s2 = __dadd_rn(s2, static_cast<double>(mul_rn(d[k], h[k])));
       }
     }
     group_sum2<WPR, WARPS>(s1, s2, red);
     if (active) {
       const T sum1 = narrow<T>(s1);
       const T sum2 = narrow<T>(s2);
-      const T is = inv_std[r];
 #pragma unroll
-      for (int k = 0; k < PT; ++k) {
-        const uint32_t j = static_cast<uint32_t>(t + k * kGroupThreads);
+      for (int k = 0; k < PT; k += V) {
+        const uint32_t j = column_of<V, kGroupThreads>(t, k);
         if (j < cols) {
-          const T q = mul_rn(d[k], gamma[j]);
-          const T u = sub_rn(sub_rn(mul_rn(q, cols_scale), sum1), mul_rn(h[k], sum2));
-          dx[offset + j] = mul_rn(mul_rn(u, is), inv_cols);
-          acc_g[k] = __dadd_rn(acc_g[k], static_cast<double>(mul_rn(d[k], h[k])));
-          acc_b[k] = __dadd_rn(acc_b[k], static_cast<double>(d[k]));
+#pragma unroll
+          for (int e = k; e < k + V; ++e) {
+            const T u = sub_rn(sub_rn(mul_rn(d[e], cols_scale), sum1), mul_rn(h[e], sum2));
+            d[e] = mul_rn(mul_rn(u, is), inv_cols);  // dx
+          }
+          if constexpr (V > 1) {
+            store16cs(dx + offset + j, d + k);
+          } else {
+            __stcs(dx + offset + j, d[k]);
+          }
         }
       }
     }
@@ -283,7 +390,7 @@ __global__ void __launch_bounds__(WARPS * 32)
   if constexpr (kRowsPerBlock == 1) {
 #pragma unroll
     for (int k = 0; k < PT; ++k) {
-      const uint32_t j = static_cast<uint32_t>(t + k * kGroupThreads);
+      const uint32_t j = column_of<V, kGroupThreads>(t, k);
       if (j < cols) {
         out_g[j] = acc_g[k];
         out_b[j] = acc_b[k];
@@ -296,7 +403,7 @@ __global__ void __launch_bounds__(WARPS * 32)
         if (g == step) {
 #pragma unroll
           for (int k = 0; k < PT; ++k) {
-            const int idx = t + k * kGroupThreads;
+            const uint32_t idx = column_of<V, kGroupThreads>(t, k);
             const double v = which == 0 ? acc_g[k] : acc_b[k];
             combine[idx] = step == 0 ? v : __dadd_rn(combine[idx], v);
           }
@@ -426,27 +533,48 @@ void with_forward_layout(uint64_t cols, Launch&& launch) {
   }
 }
 
+// The backward's table also names the resident blocks per SM (BF for float, BD for double) that
+// __launch_bounds__ asks for, which caps the row partition at one wave (kWaveSms x BF or BD).
+// 8192 columns take 512 threads of 16 columns (1024 threads at 64 registers would spill).
 template <class Launch>
 void with_backward_layout(uint64_t cols, Launch&& launch) {
   if (cols <= 32) {
-    launch.template run<1, 1, 8>();
+    launch.template run<1, 1, 8, 8, 8>();
   } else if (cols <= 64) {
-    launch.template run<2, 1, 8>();
+    launch.template run<2, 1, 8, 8, 6>();
   } else if (cols <= 128) {
-    launch.template run<4, 1, 8>();
+    launch.template run<4, 1, 8, 5, 4>();
   } else if (cols <= 256) {
-    launch.template run<8, 1, 8>();
+    launch.template run<8, 1, 8, 4, 2>();
   } else if (cols <= 512) {
-    launch.template run<8, 2, 8>();
+    launch.template run<8, 2, 8, 3, 2>();
   } else if (cols <= 1024) {
-    launch.template run<8, 4, 8>();
+    launch.template run<8, 4, 8, 3, 2>();
   } else if (cols <= 2048) {
-    launch.template run<8, 8, 8>();
+    launch.template run<8, 8, 8, 3, 2>();
   } else if (cols <= 4096) {
-    launch.template run<8, 16, 16>();
+    launch.template run<8, 16, 16, 1, 1>();
   } else {
-    launch.template run<8, 32, 32>();
+    launch.template run<16, 16, 16, 1, 1>();
   }
+}
+
+// The partition's block cap of the register layout for cols.
+template <class T>
+struct BackwardCap {
+  uint64_t cap = 0;
+  template <int PT, int WPR, int WARPS, int BF, int BD>
+  void run() {
+    cap = kWaveSms * static_cast<uint64_t>(sizeof(T) == 4 ? BF : BD);
+  }
+};
+
+template <class T>
+uint64_t backward_cap(uint64_t cols) {
+  if (cols > kMaxRegisterCols) return kMaxBackwardBlocks;
+  BackwardCap<T> c;
+  with_backward_layout(cols, c);
+  return c.cap;
 }
 
 template <class T>
@@ -463,9 +591,21 @@ struct ForwardLaunch {
 
   template <int PT, int WPR, int WARPS>
   void run() {
+    constexpr uint64_t V = kVec<T, true>;
+    if constexpr (PT % V == 0) {
+      if (s.cols % V == 0 && aligned16(x) && aligned16(y) && aligned16(xhat)) {
+        launch<PT, WPR, WARPS, true>();
+        return;
+      }
+    }
+    launch<PT, WPR, WARPS, false>();
+  }
+
+  template <int PT, int WPR, int WARPS, bool VEC>
+  void launch() {
     constexpr uint64_t kRowsPerBlock = WARPS / WPR;
     const dim3 grid = grid_for(s.rows, kRowsPerBlock);
-    layer_norm_fwd_rows<T, PT, WPR, WARPS><<<grid, WARPS * 32, 0, stream>>>(
+    layer_norm_fwd_rows<T, PT, WPR, WARPS, VEC><<<grid, WARPS * 32, 0, stream>>>(
         x, gamma, beta, s.rows, static_cast<uint32_t>(s.cols), epsilon, y, xhat, inv_std);
   }
 };
@@ -485,9 +625,22 @@ struct BackwardLaunch {
   double* partial;
   cudaStream_t stream;
 
-  template <int PT, int WPR, int WARPS>
+  template <int PT, int WPR, int WARPS, int BF, int BD>
   void run() {
-    layer_norm_bwd_rows<T, PT, WPR, WARPS>
+    constexpr int kMinBlocks = sizeof(T) == 4 ? BF : BD;
+    constexpr uint64_t V = kVec<T, true>;
+    if constexpr (PT % V == 0) {
+      if (s.cols % V == 0 && aligned16(dy) && aligned16(xhat) && aligned16(dx)) {
+        launch<PT, WPR, WARPS, kMinBlocks, true>();
+        return;
+      }
+    }
+    launch<PT, WPR, WARPS, kMinBlocks, false>();
+  }
+
+  template <int PT, int WPR, int WARPS, int MIN_BLOCKS, bool VEC>
+  void launch() {
+    layer_norm_bwd_rows<T, PT, WPR, WARPS, MIN_BLOCKS, VEC>
         <<<static_cast<unsigned>(blocks), WARPS * 32, 0, stream>>>(
             dy, xhat, inv_std, gamma, s.rows, static_cast<uint32_t>(s.cols), rows_per_block,
             cols_scale, inv_cols, dx, partial);
@@ -514,7 +667,10 @@ void layer_norm_fwd_cuda(const T* x, const T* gamma, const T* beta, LayerNormSha
 uint64_t layer_norm_bwd_workspace_bytes(LayerNormShape s) {
   if (s.rows == 0 || s.cols == 0) return 0;
   const char* op = "layer_norm_bwd";
-  return checked_mul(checked_mul(backward_blocks(s.rows), 2 * s.cols, op), sizeof(double), op);
+  // Enough for either dtype's partition.
+  const uint64_t bf = backward_blocks(s.rows, backward_cap<float>(s.cols));
+  const uint64_t bd = backward_blocks(s.rows, backward_cap<double>(s.cols));
+  return checked_mul(checked_mul(bf > bd ? bf : bd, 2 * s.cols, op), sizeof(double), op);
 }
 
 template <class T>
@@ -523,7 +679,7 @@ void layer_norm_bwd_cuda(const T* dy, const T* xhat, const T* inv_std, const T* 
                          void* workspace, CUstream_st* stream) {
   const char* op = "layer_norm_bwd";
   if (s.rows == 0 || s.cols == 0) return;
-  const uint64_t blocks = backward_blocks(s.rows);
+  const uint64_t blocks = backward_blocks(s.rows, backward_cap<T>(s.cols));
   const uint64_t rows_per_block = (s.rows + blocks - 1) / blocks;
   // ceil(rows / rows_per_block) may be below `blocks`: only the blocks that own rows run and
   // are folded.
