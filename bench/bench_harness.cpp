@@ -298,14 +298,14 @@ void Harness::write(const std::string& out_dir, const std::string& device_name) 
     std::string only = "[";
     for (size_t i = 0; i < only_.size(); ++i) only += (i ? "," : "") + json_string(only_[i]);
     only += "]";
-    std::fprintf(f,
-                 "{\"tool\":\"tlrt-bench\",\"schema_version\":%d,\"tlrt_version\":%s,"
-                 "\"device\":%s,\"date\":\"%s\",\"only\":%s,\"dtype\":%s,\"sweep\":%s,"
-                 "\"copy_gbps\":%.1f,\"aten\":%s,\"rows\":[",
-                 kJsonSchemaVersion, json_string(TLRT_VERSION).c_str(),
-                 json_string(device_name).c_str(), date, only.c_str(),
-                 dtype_.empty() ? "null" : json_string(dtype_).c_str(),
-                 sweep_option_ ? "true" : "false", copy_gbps_, json_string(aten_).c_str());
+    std::fprintf(
+        f,
+        "{\"tool\":\"tlrt-bench\",\"schema_version\":%d,\"tlrt_version\":%s,"
+        "\"device\":%s,\"date\":\"%s\",\"options\":{\"only\":%s,\"dtype\":%s,\"sweep\":%s},"
+        "\"copy_gbps\":%.1f,\"aten\":%s,\"rows\":[",
+        kJsonSchemaVersion, json_string(TLRT_VERSION).c_str(), json_string(device_name).c_str(),
+        date, only.c_str(), dtype_.empty() ? "null" : json_string(dtype_).c_str(),
+        sweep_option_ ? "true" : "false", copy_gbps_, json_string(aten_).c_str());
     for (size_t i = 0; i < rows_.size(); ++i) {
       const Row& r = rows_[i];
       std::fprintf(f,

@@ -193,7 +193,7 @@ void write_json(const std::string& path, const Options& opt, const Cli& cli,
   }
   bool ok = true;
   for (const Row& r : rows) ok = ok && r.pass();
-  std::fprintf(f, "],\"rows\":%zu,\"pass\":%s}\n", rows.size(), ok ? "true" : "false");
+  std::fprintf(f, "],\"row_count\":%zu,\"pass\":%s}\n", rows.size(), ok ? "true" : "false");
   std::fclose(f);
 }
 
