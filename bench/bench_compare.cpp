@@ -2,6 +2,8 @@
 // numbers, true/false/null), enough for bench.json, and the per-row comparison.
 #include "bench_compare.h"
 
+#include "bench_harness.h"
+
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -213,6 +215,13 @@ bool load(const std::string& path, RunRows& run) {
     std::fprintf(stderr, "tlrt-bench --compare: %s is a report of %s\n", path.c_str(),
                  tool->string.c_str());
     return false;
+  }
+  // Reports before schema_version 1 have the same rows; a newer layout may have changed them.
+  if (const Json* v = doc.get("schema_version"); v && v->number > kJsonSchemaVersion) {
+    std::fprintf(stderr,
+                 "tlrt-bench --compare: %s has schema_version %g, newer than this tool's %d; its "
+                 "rows are read as version %d rows\n",
+                 path.c_str(), v->number, kJsonSchemaVersion, kJsonSchemaVersion);
   }
   if (const Json* d = doc.get("device")) run.device = d->string;
   if (const Json* d = doc.get("date")) run.date = d->string;
