@@ -48,6 +48,7 @@ endforeach()
 
 # ---- tools ---------------------------------------------------------------------------------------------
 if(TARGET tlrt-parity)
+  set_target_properties(tlrt-parity PROPERTIES INSTALL_RPATH_USE_LINK_PATH ON)
   install(TARGETS tlrt-parity RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT tools)
 endif()
 if(TARGET tlrt-bench)

@@ -74,7 +74,8 @@ if [ -n "$CMAKE_NEEDED" ] && ! version_at_least "${have_cmake:-0}" "$CMAKE_NEEDE
   case ":$PATH:" in
   *":$user_bin:"*) ;;
   *)
-    echo "note: put $user_bin first on the PATH to use that CMake, in this shell and in ~/.profile:"
+    echo "note: scripts/run-demo.sh and run-tests.sh use that CMake by themselves; to use it by hand,"
+    echo "  put $user_bin first on the PATH (in this shell and in ~/.profile):"
     echo "    export PATH=\"$user_bin:\$PATH\""
     ;;
   esac
