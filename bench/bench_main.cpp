@@ -14,8 +14,6 @@
 // must be registered (bench/*_aten.cpp): a forgotten one stops the bench instead of silently
 // leaving its rows without an ATen column. Around each group the library plan caches' counters
 // are read, and their change is reported per group.
-#include <cuda_runtime.h>
-
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -30,7 +28,9 @@
 #include "bench_group.h"
 #include "bench_harness.h"
 #include "runtime/context.h"
+#if TLRT_HAVE_CUDA
 #include "runtime/cuda_device.h"
+#endif
 #include "runtime/plan_cache.h"
 
 namespace {
@@ -210,6 +210,7 @@ bool keep_row(const bench::Row& r, const Selection& sel, const std::string& dtyp
   return false;
 }
 
+#if TLRT_HAVE_CUDA
 bench::PlanCacheActivity plan_cache_activity(const char* group, const tlrt::PlanCacheCounters& a,
                                              const tlrt::PlanCacheCounters& b) {
   const auto change = [](uint64_t before, uint64_t after) {
@@ -226,6 +227,8 @@ bench::PlanCacheActivity plan_cache_activity(const char* group, const tlrt::Plan
   p.live_after = b.live;
   return p;
 }
+
+#endif
 
 }  // namespace
 
@@ -287,6 +290,13 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "tlrt-bench: --threshold goes with --compare\n%s", usage(groups).c_str());
     return 2;
   }
+  if (groups.empty()) {
+    // A build without the CUDA backend registers no group.
+    std::fprintf(list ? stdout : stderr,
+                 "tlrt-bench: no groups: this build has no CUDA backend (--help and --compare "
+                 "work)\n");
+    return list ? 0 : 1;
+  }
   Selection sel;
   const std::vector<BenchGroup> selected = selected_groups(groups, only, sel);
   if (selected.empty()) {
@@ -326,6 +336,11 @@ int main(int argc, char** argv) {
       return 1;
     }
   }
+#if !TLRT_HAVE_CUDA
+  (void)&keep_row;
+  std::fprintf(stderr, "tlrt-bench: built without the CUDA backend; nothing to measure\n");
+  return 1;
+#else
   if (tlrt::cuda_device_count() == 0) {
     std::fprintf(stderr, "tlrt-bench: no CUDA device visible; nothing to measure\n");
     return 1;
@@ -358,4 +373,5 @@ int main(int argc, char** argv) {
   h.print();
   h.write(out, props.name);
   return 0;
+#endif
 }

@@ -4,7 +4,8 @@
 #                                          consumer's Lean toolchain provides (never shipped here)
 #   lib/cmake/tlrt/                        find_package(tlrt): tlrt::tlrt, tlrt::unavailable
 #   lib/pkgconfig/tlrt.pc, tlrt-unavailable.pc
-#   bin/tlrt-parity, bin/tlrt-bench        when built (tlrt-bench needs the CUDA backend)
+#   bin/tlrt-parity, bin/tlrt-bench        when built (tlrt-bench measures with the CUDA backend;
+#                                          without it only --help, --list and --compare work)
 #   lib/tlrt/libtlrt_lean_double.so        only beside tlrt-bench: the Lean runtime double its ABI
 #                                          timings run against; never linked by a consumer
 # and `cpack` (CPackConfig.cmake in the build tree) turns the same layout into a .deb.
@@ -52,10 +53,13 @@ if(TARGET tlrt-parity)
   install(TARGETS tlrt-parity RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT tools)
 endif()
 if(TARGET tlrt-bench)
-  set_property(TARGET tlrt-bench APPEND PROPERTY INSTALL_RPATH
-               "$ORIGIN/../${CMAKE_INSTALL_LIBDIR}" "$ORIGIN/../${CMAKE_INSTALL_LIBDIR}/tlrt")
   set_target_properties(tlrt-bench PROPERTIES INSTALL_RPATH_USE_LINK_PATH ON)
   install(TARGETS tlrt-bench RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT tools)
+endif()
+if(TARGET tlrt-bench AND TLRT_HAVE_CUDA)
+  # The measuring build times the ABI through libtlrt.so with the Lean runtime double.
+  set_property(TARGET tlrt-bench APPEND PROPERTY INSTALL_RPATH
+               "$ORIGIN/../${CMAKE_INSTALL_LIBDIR}" "$ORIGIN/../${CMAKE_INSTALL_LIBDIR}/tlrt")
   install(TARGETS tlrt_lean_double LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}/tlrt
           COMPONENT tools NAMELINK_SKIP)
 endif()
