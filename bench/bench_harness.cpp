@@ -1,5 +1,7 @@
 #include "bench_harness.h"
 
+#include "tlrt_version.h"
+
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -105,6 +107,7 @@ double Harness::measure_copy_gbps(size_t bytes) {
 }
 
 void Harness::add(Row row) {
+  if (keep_ && !keep_(row)) return;
   if (row.bytes > 0 && row.median_us > 0) {
     row.gbps = row.bytes / (row.median_us * 1e-6) / 1e9;
     if (copy_gbps_ > 0) row.pct_of_copy = 100.0 * row.gbps / copy_gbps_;
@@ -117,6 +120,7 @@ void Harness::add(Row row) {
 }
 
 void Harness::add_sweep(SweepPoint p) {
+  if (!dtype_.empty() && p.dtype != dtype_) return;
   if (p.bytes > 0 && p.median_us > 0) {
     p.gbps = p.bytes / (p.median_us * 1e-6) / 1e9;
     if (copy_gbps_ > 0) p.pct_of_copy = 100.0 * p.gbps / copy_gbps_;
@@ -291,8 +295,17 @@ void Harness::write(const std::string& out_dir, const std::string& device_name) 
     std::fclose(f);
   }
   if (FILE* f = std::fopen((out_dir + "/bench.json").c_str(), "w")) {
-    std::fprintf(f, "{\"device\":%s,\"date\":\"%s\",\"copy_gbps\":%.1f,\"aten\":%s,\"rows\":[",
-                 json_string(device_name).c_str(), date, copy_gbps_, json_string(aten_).c_str());
+    std::string only = "[";
+    for (size_t i = 0; i < only_.size(); ++i) only += (i ? "," : "") + json_string(only_[i]);
+    only += "]";
+    std::fprintf(
+        f,
+        "{\"tool\":\"tlrt-bench\",\"schema_version\":%d,\"tlrt_version\":%s,"
+        "\"device\":%s,\"date\":\"%s\",\"options\":{\"only\":%s,\"dtype\":%s,\"sweep\":%s},"
+        "\"copy_gbps\":%.1f,\"aten\":%s,\"rows\":[",
+        kJsonSchemaVersion, json_string(TLRT_VERSION).c_str(), json_string(device_name).c_str(),
+        date, only.c_str(), dtype_.empty() ? "null" : json_string(dtype_).c_str(),
+        sweep_option_ ? "true" : "false", copy_gbps_, json_string(aten_).c_str());
     for (size_t i = 0; i < rows_.size(); ++i) {
       const Row& r = rows_[i];
       std::fprintf(f,

@@ -13,6 +13,9 @@ struct CUstream_st;
 
 namespace bench {
 
+// Version of bench.json's layout (docs/TOOLS.md); raised when a field changes meaning or goes.
+constexpr int kJsonSchemaVersion = 1;
+
 // bench_kernels.cu: reads `bytes` of `buffer` on `stream`, evicting the L2 without dirtying it.
 void l2_flush(const void* buffer, size_t bytes, unsigned* sink, CUstream_st* stream);
 
@@ -90,6 +93,14 @@ class Harness {
   void add_plan_cache_activity(PlanCacheActivity activity);
   // One line on what the ATen columns compare against ("ATen: not found ..." when absent).
   void set_aten(const std::string& description) { aten_ = description; }
+  // Rows (and sweep points) the filter rejects are not recorded: --only with op names, --dtype.
+  void set_row_filter(std::function<bool(const Row&)> keep) { keep_ = std::move(keep); }
+  // The run's selection, for the JSON report: --only as given and --dtype ("" when absent).
+  void set_selection(std::vector<std::string> only, std::string dtype, bool sweep) {
+    only_ = std::move(only);
+    dtype_ = std::move(dtype);
+    sweep_option_ = sweep;
+  }
   double copy_gbps() const { return copy_gbps_; }
   void write(const std::string& out_dir, const std::string& device_name) const;
   void print() const;
@@ -100,6 +111,10 @@ class Harness {
   size_t flush_bytes_ = 0;
   double copy_gbps_ = 0;
   std::string aten_;
+  std::function<bool(const Row&)> keep_;
+  std::vector<std::string> only_;
+  std::string dtype_;
+  bool sweep_option_ = false;
   std::vector<Row> rows_;
   std::vector<SweepPoint> sweep_;
   std::vector<Goal> goals_;

@@ -1,26 +1,36 @@
-// tlrt-bench [--out DIR] [--only GROUP[,GROUP...]] [--sweep] [--list]: runs the benchmark groups
-// that bench/*_bench.cpp register (bench_group.h) on CUDA device 0, prints the table and writes
-// DIR/bench.md and DIR/bench.json. --only runs the named groups (and the groups they run with),
-// --sweep adds the elementwise size sweep (2^10..2^28), --list prints the groups that would run
-// (all, or those --only selects) and needs no GPU.
+// tlrt-bench: runs the benchmark groups that bench/*_bench.cpp register (bench_group.h) on CUDA
+// device 0, prints the table and writes DIR/bench.md and DIR/bench.json (schema: docs/TOOLS.md).
+//
+//   tlrt-bench [--out DIR] [--only NAME[,NAME...]] [--dtype float32|float64] [--sweep] [--list]
+//   tlrt-bench --compare A.json B.json [--threshold T]
+//   tlrt-bench --help
+//
+// --only takes group names (the group and the groups it runs with) and op names (the rows whose
+// name starts with the op, from the groups whose ops name it, else from every group); --dtype
+// keeps the rows whose name says that dtype and the rows that name none; --sweep adds the
+// elementwise size sweep (2^10..2^28); --list prints the groups that would run and their ops.
+// --list, --compare and --help need no GPU. Progress (one line per group) goes to stderr.
 // Before anything is measured, with LibTorch linked, every ATen composition a group's rows name
 // must be registered (bench/*_aten.cpp): a forgotten one stops the bench instead of silently
 // leaving its rows without an ATen column. Around each group the library plan caches' counters
 // are read, and their change is reported per group.
-#include <cuda_runtime.h>
-
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "aten_bench.h"
+#include "bench_compare.h"
 #include "bench_group.h"
 #include "bench_harness.h"
 #include "runtime/context.h"
+#if TLRT_HAVE_CUDA
 #include "runtime/cuda_device.h"
+#endif
 #include "runtime/plan_cache.h"
 
 namespace {
@@ -49,9 +59,36 @@ const BenchGroup* find_group(const std::vector<BenchGroup>& groups, const std::s
 std::string usage(const std::vector<BenchGroup>& groups) {
   std::string names;
   for (const BenchGroup& g : groups) names += (names.empty() ? "" : "|") + std::string(g.name);
-  return "usage: tlrt-bench [--out DIR] [--sweep] [--only GROUP[,GROUP...]] [--list]\n"
-         "       GROUP: " +
-         names + "\n";
+  return "usage: tlrt-bench [--out DIR] [--only NAME[,NAME...]] [--dtype float32|float64] "
+         "[--sweep] [--list]\n"
+         "       tlrt-bench --compare A.json B.json [--threshold T]\n"
+         "       tlrt-bench --help\n"
+         "       NAME: a group (" +
+         names + ") or an op (tlrt-bench --list)\n";
+}
+
+void print_help(const std::vector<BenchGroup>& groups) {
+  std::printf(
+      "%s\n"
+      "Measures tlrt on CUDA device 0: kernel time (median of CUDA-event samples, L2 flushed),\n"
+      "bandwidth as a share of the device-to-device copy measured in the same run, host cost per\n"
+      "call through the Lean ABI, and ATen side by side when LibTorch is linked. Prints the table\n"
+      "and writes DIR/bench.md and DIR/bench.json.\n\n"
+      "  --out DIR        where bench.md and bench.json go (default .)\n"
+      "  --only LIST      comma-separated group names and op names (see --list); a group brings\n"
+      "                   the groups it runs with, an op keeps the rows whose name starts with it\n"
+      "  --dtype DTYPE    float32 or float64: drop the rows that name the other dtype\n"
+      "  --sweep          add the elementwise size sweep 2^10..2^28\n"
+      "  --list           print the selected groups and their ops; measure nothing (no GPU "
+      "needed)\n"
+      "  --compare A B    per-row B/A median time of two bench.json files matched by (group,\n"
+      "                   name); exit status 1 when a row is slower than the threshold (no GPU)\n"
+      "  --threshold T    the --compare regression threshold (default 1.10: 10%% slower)\n"
+      "  --help           this text\n\n"
+      "bench.json's schema (schema_version %d) is in docs/TOOLS.md. Progress goes to stderr.\n"
+      "Exit status: 0 done, 1 no device / a failed measurement / a --compare regression,\n"
+      "2 a usage error or an unreadable report.\n",
+      usage(groups).c_str(), bench::kJsonSchemaVersion);
 }
 
 // Duplicate names and runs_with entries that name no group: mistakes in a registration.
@@ -92,6 +129,7 @@ void print_groups(const std::vector<BenchGroup>& groups) {
     std::printf("  %-12s %s\n", g.name, g.description);
     if (g.runs_with[0] != '\0') std::printf("  %-12s runs with: %s\n", "", g.runs_with);
     if (!g.aten_compositions) continue;
+    std::printf("  %-12s ops: %s\n", "", joined(g.aten_compositions()).c_str());
     std::printf("  %-12s ATen compositions: %zu", "", g.aten_compositions().size());
     if (bench::aten::linked()) {
       const std::vector<std::string> missing = missing_aten_compositions(g);
@@ -103,20 +141,48 @@ void print_groups(const std::vector<BenchGroup>& groups) {
   }
 }
 
-// Which groups run, in run order: those --only names and the groups they run with; every group
-// without --only. Empty, and `unknown` set, when --only names a group that is not registered.
+// What --only selects: whole groups (with the groups they run with) and ops.
+struct Selection {
+  std::set<std::string> groups;  // run with every row
+  std::set<std::string> ops;     // rows whose name starts with the op (then a space, a comma or
+                                 // the end)
+};
+
+bool names_op(const std::vector<std::string>& ops, const std::string& name) {
+  for (const std::string& op : ops) {
+    if (op == name) return true;
+  }
+  return false;
+}
+
+// Which groups run, in run order: the groups --only names and the groups they run with, and for
+// an op name the groups whose ops (their ATen compositions) name it, every group when none does;
+// every group without --only.
 std::vector<BenchGroup> selected_groups(const std::vector<BenchGroup>& groups,
-                                        const std::string& only, std::string& unknown) {
+                                        const std::vector<std::string>& only, Selection& sel) {
   if (only.empty()) return groups;
   std::set<std::string> wanted;
-  for (const std::string& name : split_commas(only)) {
-    const BenchGroup* g = find_group(groups, name);
-    if (!g) {
-      unknown = name;
-      return {};
+  for (const std::string& name : only) {
+    if (const BenchGroup* g = find_group(groups, name)) {
+      sel.groups.insert(name);
+      wanted.insert(name);
+      for (const std::string& with : split_commas(g->runs_with)) {
+        sel.groups.insert(with);
+        wanted.insert(with);
+      }
+      continue;
     }
-    wanted.insert(name);
-    for (const std::string& with : split_commas(g->runs_with)) wanted.insert(with);
+    sel.ops.insert(name);
+    bool listed = false;
+    for (const BenchGroup& g : groups) {
+      if (g.aten_compositions && names_op(g.aten_compositions(), name)) {
+        wanted.insert(g.name);
+        listed = true;
+      }
+    }
+    if (!listed) {
+      for (const BenchGroup& g : groups) wanted.insert(g.name);
+    }
   }
   std::vector<BenchGroup> selected;
   for (const BenchGroup& g : groups) {
@@ -125,6 +191,26 @@ std::vector<BenchGroup> selected_groups(const std::vector<BenchGroup>& groups,
   return selected;
 }
 
+// The rows --only and --dtype keep. The copy ceiling always stays: every bandwidth is a share of
+// it.
+bool keep_row(const bench::Row& r, const Selection& sel, const std::string& dtype) {
+  if (r.group == "ceiling") return true;
+  if (!dtype.empty()) {
+    const std::string other = dtype == "float32" ? "float64" : "float32";
+    if (r.name.find(other) != std::string::npos && r.name.find(dtype) == std::string::npos)
+      return false;
+  }
+  if (sel.groups.empty() && sel.ops.empty()) return true;
+  if (sel.groups.count(r.group)) return true;
+  for (const std::string& op : sel.ops) {
+    if (r.name.compare(0, op.size(), op) == 0 &&
+        (r.name.size() == op.size() || r.name[op.size()] == ' ' || r.name[op.size()] == ','))
+      return true;
+  }
+  return false;
+}
+
+#if TLRT_HAVE_CUDA
 bench::PlanCacheActivity plan_cache_activity(const char* group, const tlrt::PlanCacheCounters& a,
                                              const tlrt::PlanCacheCounters& b) {
   const auto change = [](uint64_t before, uint64_t after) {
@@ -142,6 +228,8 @@ bench::PlanCacheActivity plan_cache_activity(const char* group, const tlrt::Plan
   return p;
 }
 
+#endif
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -151,33 +239,80 @@ int main(int argc, char** argv) {
     for (const std::string& e : errors) std::fprintf(stderr, "tlrt-bench: %s\n", e.c_str());
     return 2;
   }
-  std::string out = ".", only;
+  std::string out = ".", dtype, compare_a, compare_b;
+  std::vector<std::string> only;
+  double threshold = 1.10;
   bench::BenchOptions options;
-  bool list = false;
+  bool list = false, help = false, compare = false, threshold_given = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a == "--out" && i + 1 < argc)
+    if (a == "--out" && i + 1 < argc) {
       out = argv[++i];
-    else if (a == "--only" && i + 1 < argc)
-      only = argv[++i];
-    else if (a == "--sweep")
+    } else if (a == "--only" && i + 1 < argc) {
+      for (const std::string& name : split_commas(argv[++i])) only.push_back(name);
+    } else if (a == "--dtype" && i + 1 < argc) {
+      dtype = argv[++i];
+      if (dtype != "float32" && dtype != "float64") {
+        std::fprintf(stderr, "tlrt-bench: --dtype %s: float32 or float64\n", dtype.c_str());
+        return 2;
+      }
+    } else if (a == "--sweep") {
       options.sweep = true;
-    else if (a == "--list")
+    } else if (a == "--list") {
       list = true;
-    else {
-      std::fprintf(stderr, "%s", usage(groups).c_str());
+    } else if (a == "--help" || a == "-h") {
+      help = true;
+    } else if (a == "--compare" && i + 2 < argc) {
+      compare = true;
+      compare_a = argv[++i];
+      compare_b = argv[++i];
+    } else if (a == "--threshold" && i + 1 < argc) {
+      char* end = nullptr;
+      threshold = std::strtod(argv[++i], &end);
+      threshold_given = true;
+      if (end == argv[i] || *end != '\0' || !(threshold > 0)) {
+        std::fprintf(stderr, "tlrt-bench: --threshold %s: a positive number (1.10: 10%% slower)\n",
+                     argv[i]);
+        return 2;
+      }
+    } else {
+      std::fprintf(stderr, "tlrt-bench: unknown or incomplete option %s\n%s", a.c_str(),
+                   usage(groups).c_str());
       return 2;
     }
   }
-  std::string unknown;
-  const std::vector<BenchGroup> selected = selected_groups(groups, only, unknown);
+  if (help) {
+    print_help(groups);
+    return 0;
+  }
+  if (compare) return bench::compare_runs(compare_a, compare_b, threshold);
+  if (threshold_given) {
+    std::fprintf(stderr, "tlrt-bench: --threshold goes with --compare\n%s", usage(groups).c_str());
+    return 2;
+  }
+  if (groups.empty()) {
+    // A build without the CUDA backend registers no group.
+    std::fprintf(list ? stdout : stderr,
+                 "tlrt-bench: no groups: this build has no CUDA backend (--help and --compare "
+                 "work)\n");
+    return list ? 0 : 1;
+  }
+  Selection sel;
+  const std::vector<BenchGroup> selected = selected_groups(groups, only, sel);
   if (selected.empty()) {
-    const std::string why = unknown.empty() ? "--only names no group" : "no group named " + unknown;
-    std::fprintf(stderr, "tlrt-bench: %s\n%s", why.c_str(), usage(groups).c_str());
+    std::fprintf(stderr, "tlrt-bench: --only selects no group\n%s", usage(groups).c_str());
     return 2;
   }
   if (list) {
     print_groups(selected);
+    if (!sel.ops.empty()) {
+      std::string ops;
+      for (const std::string& op : sel.ops) ops += (ops.empty() ? "" : ", ") + op;
+      std::printf("rows kept from these groups: those whose name starts with %s\n", ops.c_str());
+    }
+    if (!dtype.empty()) {
+      std::printf("rows that name the other dtype than %s are dropped\n", dtype.c_str());
+    }
     return 0;
   }
   if (bench::aten::linked()) {
@@ -201,6 +336,11 @@ int main(int argc, char** argv) {
       return 1;
     }
   }
+#if !TLRT_HAVE_CUDA
+  (void)&keep_row;
+  std::fprintf(stderr, "tlrt-bench: built without the CUDA backend; nothing to measure\n");
+  return 1;
+#else
   if (tlrt::cuda_device_count() == 0) {
     std::fprintf(stderr, "tlrt-bench: no CUDA device visible; nothing to measure\n");
     return 1;
@@ -214,8 +354,16 @@ int main(int argc, char** argv) {
   const tlrt::DeviceProperties props = tlrt::device_properties(0);
   std::printf("tlrt-bench on %s (%s)\n", props.name.c_str(), tlrt::version_string().c_str());
   bench::Harness h(tlrt::cuda::stream(0));
+  h.set_selection(only, dtype, options.sweep);
+  h.set_row_filter([&](const bench::Row& r) { return keep_row(r, sel, dtype); });
   h.measure_copy_gbps(size_t{1} << 30);
+  const auto start = std::chrono::steady_clock::now();
+  size_t index = 0;
   for (const BenchGroup& g : selected) {
+    const double elapsed =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    std::fprintf(stderr, "tlrt-bench: [%zu/%zu] %s (%.0f s so far)\n", ++index, selected.size(),
+                 g.name, elapsed);
     // The plan caches of this process's runtime: work the group queues through libtlrt.so's own
     // copy of the runtime is not counted here.
     const tlrt::PlanCacheCounters before = tlrt::plan_cache_counters();
@@ -225,4 +373,5 @@ int main(int argc, char** argv) {
   h.print();
   h.write(out, props.name);
   return 0;
+#endif
 }

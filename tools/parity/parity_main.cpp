@@ -7,10 +7,12 @@
 // itself, so the cases with an oracle also measure the reference against it (a wide-format
 // evaluation or the contract's formulas); --oracle adds those rows on a GPU run too.
 //
-//   tlrt-parity [--n N] [--seed S] [--only NAME[,NAME...]] [--large] [--oracle]
-//               [--json FILE] [--markdown FILE]
+//   tlrt-parity [--n N] [--seed S] [--only NAME[,NAME...]] [--dtype float32|float64] [--large]
+//               [--oracle] [--json FILE] [--markdown FILE] [--list] [--help]
 //
-// --large also runs the 2^31 + 17 element modes. Exit status 1 when any op breaks its bound
+// --only takes family names and op names; --list prints the families and their ops (what --only
+// and --dtype select) and runs nothing. --large also runs the 2^31 + 17 element modes. The JSON
+// report's schema is in docs/TOOLS.md. Exit status 1 when any op breaks its bound
 // (docs/NUMERICS.md), 2 on a usage error.
 #include <algorithm>
 #include <cinttypes>
@@ -21,6 +23,7 @@
 #include <exception>
 #include <map>
 #include <random>
+#include <set>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -34,6 +37,25 @@ namespace {
 using namespace tlrt::parity;
 using tlrt::Backend;
 using tlrt::Dtype;
+
+// Version of the JSON report's layout (docs/TOOLS.md); raised when a field changes meaning or goes.
+constexpr int kJsonSchemaVersion = 1;
+
+// The options only the driver reads.
+struct Cli {
+  std::vector<std::string> only;  // --only: family and op names, as given
+  std::string dtype;              // --dtype: "float32", "float64" or empty (both)
+  bool list = false;
+  bool help = false;
+};
+
+// A row's family: its label is the op, with a suffix for special modes ("add [2^31+17]").
+std::string family_of_row(const std::map<std::string, std::string>& family_of,
+                          const std::string& label) {
+  auto it = family_of.find(label);
+  if (it == family_of.end()) it = family_of.find(label.substr(0, label.find(' ')));
+  return it == family_of.end() ? std::string() : it->second;
+}
 
 // The host scalar sets each op runs with, in first-use order.
 struct ScalarLine {
@@ -125,15 +147,23 @@ void write_markdown(const std::string& path, const std::string& header, const st
   std::fclose(f);
 }
 
-void write_json(const std::string& path, const Options& opt, const std::deque<Row>& rows,
-                const std::vector<ScalarLine>& scalars, const std::string& subject,
-                const std::string& oracle) {
+void write_json(const std::string& path, const Options& opt, const Cli& cli,
+                const std::deque<Row>& rows, const std::vector<ScalarLine>& scalars,
+                const std::string& subject, const std::string& oracle,
+                const std::map<std::string, std::string>& family_of) {
   FILE* f = std::fopen(path.c_str(), "w");
   if (f == nullptr) return;
   std::fprintf(f,
-               "{\"subject\":\"%s\",\"oracle\":\"%s\",\"n\":%" PRIu64 ",\"seed\":%" PRIu64
-               ",\"scalars\":{",
-               subject.c_str(), json_escape(oracle).c_str(), opt.n, opt.seed);
+               "{\"tool\":\"tlrt-parity\",\"schema_version\":%d,\"tlrt_version\":\"%s\","
+               "\"subject\":\"%s\",\"oracle\":\"%s\",\"n\":%" PRIu64 ",\"seed\":%" PRIu64
+               ",\"large\":%s,\"dtype\":%s,\"only\":[",
+               kJsonSchemaVersion, json_escape(tlrt::version_string()).c_str(), subject.c_str(),
+               json_escape(oracle).c_str(), opt.n, opt.seed, opt.large ? "true" : "false",
+               cli.dtype.empty() ? "null" : ("\"" + cli.dtype + "\"").c_str());
+  for (size_t i = 0; i < cli.only.size(); ++i) {
+    std::fprintf(f, "%s\"%s\"", i ? "," : "", json_escape(cli.only[i]).c_str());
+  }
+  std::fprintf(f, "],\"scalars\":{");
   for (size_t i = 0; i < scalars.size(); ++i) {
     std::fprintf(f, "%s\"%s\":[", i ? "," : "", scalars[i].op.c_str());
     for (size_t j = 0; j < scalars[i].sets.size(); ++j) {
@@ -149,30 +179,59 @@ void write_json(const std::string& path, const Options& opt, const std::deque<Ro
   size_t i = 0;
   for (const Row& r : rows) {
     std::fprintf(f,
-                 "%s{\"op\":\"%s\",\"dtype\":\"%s\",\"against\":\"%s\",\"elements\":%" PRIu64
-                 ",\"mismatching\":%" PRIu64 ",\"outside_bound\":%" PRIu64
+                 "%s{\"family\":\"%s\",\"op\":\"%s\",\"dtype\":\"%s\",\"against\":\"%s\","
+                 "\"elements\":%" PRIu64 ",\"mismatching\":%" PRIu64 ",\"outside_bound\":%" PRIu64
                  ",\"max_ulp\":%s,\"max_rel\":%s,\"bound_ulp\":%s,\"bound\":\"%s\","
                  "\"result\":\"%s\",\"worst\":\"%s\",\"error\":\"%s\"}",
-                 i++ ? "," : "", json_escape(r.label).c_str(), tlrt::dtype_name(r.dtype),
+                 i++ ? "," : "", json_escape(family_of_row(family_of, r.label)).c_str(),
+                 json_escape(r.label).c_str(), tlrt::dtype_name(r.dtype),
                  json_escape(r.against).c_str(), r.stats.elements, r.stats.mismatching,
                  r.stats.outside, json_number(r.stats.max_ulp).c_str(),
                  json_number(r.stats.max_rel).c_str(), json_bound_ulp(r.bound).c_str(),
                  json_escape(r.bound.text()).c_str(), r.verdict(),
                  json_escape(r.stats.worst).c_str(), json_escape(r.error).c_str());
   }
-  std::fprintf(f, "]}\n");
+  bool ok = true;
+  for (const Row& r : rows) ok = ok && r.pass();
+  std::fprintf(f, "],\"row_count\":%zu,\"pass\":%s}\n", rows.size(), ok ? "true" : "false");
   std::fclose(f);
 }
 
+const char kUsage[] =
+    "usage: tlrt-parity [--n N] [--seed S] [--only NAME[,NAME...]] [--dtype float32|float64]\n"
+    "                   [--large] [--oracle] [--json FILE] [--markdown FILE] [--list] [--help]\n";
+
 int usage() {
-  std::fprintf(stderr,
-               "usage: tlrt-parity [--n N] [--seed S] [--only NAME[,NAME...]] [--large] "
-               "[--oracle] [--json FILE] [--markdown FILE]\n");
+  std::fprintf(stderr, "%s(tlrt-parity --help explains each option)\n", kUsage);
   return 2;
 }
 
-// Parses the command line into opt; false on a usage error.
-bool parse(int argc, char** argv, Options& opt) {
+void print_help() {
+  std::printf(
+      "%s\n"
+      "Runs every selected op on the subject backend (CUDA when a device is visible, else the\n"
+      "reference backend) and compares the results with the reference backend element by element,\n"
+      "within each op's bound (docs/NUMERICS.md). Ops with an independent oracle (a wide-format\n"
+      "evaluation, FFTW in quad precision, the contract's formulas) are also measured against it:\n"
+      "always without a GPU, with --oracle on a GPU run.\n\n"
+      "  --n N            random elements per case, after the special values (default 2^20)\n"
+      "  --seed S         the inputs' seed (default: random, printed for replay)\n"
+      "  --only LIST      comma-separated family names and op names (see --list)\n"
+      "  --dtype DTYPE    float32 or float64: only the cases of that dtype\n"
+      "  --large          also the 2^31 + 17 element modes (needs host and device memory)\n"
+      "  --oracle         oracle rows on a GPU run too\n"
+      "  --json FILE      the results as JSON (schema: docs/TOOLS.md, schema_version %d)\n"
+      "  --markdown FILE  the results as a markdown table\n"
+      "  --list           print the families and their ops (after --only and --dtype); run "
+      "nothing\n"
+      "  --help           this text\n\n"
+      "Progress goes to stderr. Exit status: 0 all rows within bounds, 1 a row outside its bound\n"
+      "or a failed run, 2 a usage error.\n",
+      kUsage, kJsonSchemaVersion);
+}
+
+// Parses the command line into opt and cli; false on a usage error.
+bool parse(int argc, char** argv, Options& opt, Cli& cli) {
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     const bool has_value = i + 1 < argc;
@@ -191,9 +250,20 @@ bool parse(int argc, char** argv, Options& opt) {
     } else if (a == "--only" && has_value) {
       std::stringstream list(argv[++i]);
       for (std::string name; std::getline(list, name, ',');) {
-        if (!name.empty()) opt.only.insert(name);
+        if (!name.empty()) cli.only.push_back(name);
       }
+    } else if (a == "--dtype" && has_value) {
+      cli.dtype = argv[++i];
+      if (cli.dtype != "float32" && cli.dtype != "float64") {
+        std::fprintf(stderr, "tlrt-parity: --dtype %s: float32 or float64\n", cli.dtype.c_str());
+        return false;
+      }
+    } else if (a == "--list") {
+      cli.list = true;
+    } else if (a == "--help" || a == "-h") {
+      cli.help = true;
     } else {
+      std::fprintf(stderr, "tlrt-parity: unknown or incomplete option %s\n", a.c_str());
       return false;
     }
   }
@@ -204,25 +274,80 @@ bool parse(int argc, char** argv, Options& opt) {
 
 int main(int argc, char** argv) {
   Options opt;
+  Cli cli;
   opt.seed = (static_cast<uint64_t>(std::random_device{}()) << 32) ^ std::random_device{}();
-  if (!parse(argc, argv, opt)) return usage();
-
-  // Every family's cases; --only keeps the named ops and must name only known ones.
-  CaseList all;
-  for (const ParityFamily& family : parity_families()) {
-    for (auto& c : family.make_cases(opt)) all.push_back(std::move(c));
+  if (!parse(argc, argv, opt, cli)) return usage();
+  if (cli.help) {
+    print_help();
+    return 0;
   }
-  for (const std::string& name : opt.only) {
-    const bool known =
-        std::any_of(all.begin(), all.end(), [&](const auto& c) { return c->op() == name; });
-    if (!known) {
-      std::fprintf(stderr, "tlrt-parity: --only %s: no such op\n", name.c_str());
+
+  // Every family's cases (making a case draws no inputs); each op and label knows its family.
+  CaseList all;
+  std::vector<std::pair<std::string, std::vector<std::string>>> family_ops;
+  std::map<std::string, std::string> family_of;
+  for (const ParityFamily& family : parity_families()) {
+    family_ops.push_back({family.name, {}});
+    for (auto& c : family.make_cases(opt)) {
+      std::vector<std::string>& ops = family_ops.back().second;
+      if (std::find(ops.begin(), ops.end(), c->op()) == ops.end()) ops.push_back(c->op());
+      family_of.emplace(c->op(), family.name);
+      family_of.emplace(c->label(), family.name);
+      all.push_back(std::move(c));
+    }
+  }
+  // --only: a family name stands for its ops; every name must be a family or an op.
+  for (const std::string& name : cli.only) {
+    const auto family = std::find_if(family_ops.begin(), family_ops.end(),
+                                     [&](const auto& f) { return f.first == name; });
+    if (family != family_ops.end()) {
+      opt.only.insert(family->second.begin(), family->second.end());
+    } else if (family_of.count(name) > 0) {
+      opt.only.insert(name);
+    } else {
+      std::fprintf(stderr, "tlrt-parity: --only %s: no such family or op (tlrt-parity --list)\n",
+                   name.c_str());
       return usage();
     }
   }
   CaseList cases;
   for (auto& c : all) {
-    if (opt.selected(c->op())) cases.push_back(std::move(c));
+    if (!opt.selected(c->op())) continue;
+    if (!cli.dtype.empty() && cli.dtype != tlrt::dtype_name(c->dtype())) continue;
+    cases.push_back(std::move(c));
+  }
+  all.clear();
+  if (cli.list) {
+    // Per family, the selected ops with their dtypes and case counts, in registration order.
+    std::printf("tlrt-parity families and their ops (--only takes either; --dtype filters):\n");
+    for (const auto& [family, ops] : family_ops) {
+      std::vector<std::string> lines;
+      for (const std::string& op : ops) {
+        std::set<std::string> dtypes;
+        size_t n = 0;
+        for (const auto& c : cases) {
+          if (c->op() != op) continue;
+          dtypes.insert(tlrt::dtype_name(c->dtype()));
+          ++n;
+        }
+        if (n == 0) continue;
+        std::string line = op;
+        line.resize(std::max<size_t>(line.size() + 1, 24), ' ');
+        for (const std::string& d : dtypes) line += d + " ";
+        line += "(" + std::to_string(n) + (n == 1 ? " case)" : " cases)");
+        lines.push_back(line);
+      }
+      if (lines.empty()) continue;
+      std::printf("  %s (%zu %s)\n", family.c_str(), lines.size(),
+                  lines.size() == 1 ? "op" : "ops");
+      for (const std::string& line : lines) std::printf("    %s\n", line.c_str());
+    }
+    std::printf("%zu cases\n", cases.size());
+    return 0;
+  }
+  if (cases.empty()) {
+    std::fprintf(stderr, "tlrt-parity: the selection (--only, --dtype) leaves no case\n");
+    return 2;
   }
 
   const bool gpu = tlrt::built_with_cuda() && tlrt::default_backend() == Backend::cuda &&
@@ -302,7 +427,8 @@ int main(int argc, char** argv) {
   std::printf("\n%zu rows, %s\n", table.rows().size(), ok ? "all within bounds" : "FAILURES");
   if (!opt.md_path.empty()) write_markdown(opt.md_path, header, table.rows(), scalars);
   if (!opt.json_path.empty()) {
-    write_json(opt.json_path, opt, table.rows(), scalars, tlrt::backend_name(subject), oracles);
+    write_json(opt.json_path, opt, cli, table.rows(), scalars, tlrt::backend_name(subject), oracles,
+               family_of);
   }
   return ok ? 0 : 1;
 }
