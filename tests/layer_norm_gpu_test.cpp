@@ -218,12 +218,13 @@ void check_shape(const Shape& s, uint64_t key, double offset) {
   tlrt::set_setting(static_cast<uint32_t>(tlrt::Setting::deterministic), 0);
 }
 
-// Column counts that are multiples of 4 take the 16-byte accesses; 1022 (float: one element per
-// access, double: 16-byte pairs), 250 and 8191 keep the one-element accesses of the same layouts
-// tested.
-const Shape kShapes[] = {{20000, 1024}, {3000, 300}, {4000, 31}, {2000, 2},  {300, 1},
-                         {129, 2048},   {65, 4096},  {33, 8192}, {17, 9000}, {5, 20000},
-                         {1001, 1022},  {500, 250},  {40, 8191}};
+// Column counts that are multiples of 4 take the 16-byte accesses; 250, 510, 1022, 2046, 4094
+// (float: one element per access, double: 16-byte pairs) and 8191 keep the one-element accesses of
+// the same layouts tested, 8000 x 1022 with its own (smaller) block cap reached.
+const Shape kShapes[] = {{20000, 1024}, {3000, 300}, {4000, 31},   {2000, 2},
+                         {300, 1},      {129, 2048}, {65, 4096},   {33, 8192},
+                         {17, 9000},    {5, 20000},  {8000, 1022}, {500, 250},
+                         {700, 510},    {100, 2046}, {70, 4094},   {40, 8191}};
 
 TEST_F(LayerNormGpu, Float32MatchesTheReferenceAndRepeats) {
   uint64_t key = 1;

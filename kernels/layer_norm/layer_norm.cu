@@ -23,8 +23,8 @@
 // binary64, its columns' fl(dy * xhat) and dy over the rows it handles in increasing row order.
 // Each block owns a fixed range of rows: min(cap, ceil(rows / 16)) blocks of ceil(rows / blocks)
 // rows, where cap is 132 x the layout's resident blocks per SM (one whole wave on the H200; a
-// constant of the layout table, so a function of (rows, cols) and the dtype only, never of the
-// device's SM count or the timing) and 1024 on the wide path.
+// constant of the layout table for the dtype, cols and the choice of 16-byte accesses, never of
+// the device's SM count or the timing) and 1024 on the wide path.
 //
 // Row groups that share a block synchronise on their own named barrier, so one group's reduction
 // does not hold back the other groups' loads. Data read or written once (x, dy, xhat in, y, xhat,
@@ -533,46 +533,63 @@ void with_forward_layout(uint64_t cols, Launch&& launch) {
   }
 }
 
-// The backward's table also names the resident blocks per SM (BF for float, BD for double) that
-// __launch_bounds__ asks for, which caps the row partition at one wave (kWaveSms x BF or BD).
-// 8192 columns take 512 threads of 16 columns (1024 threads at 64 registers would spill).
+// The backward's table also names the resident blocks per SM that __launch_bounds__ asks for
+// (BV: float with 16-byte accesses, BS: float with one-element accesses, BD: double), which caps
+// the row partition at one wave (kWaveSms x that count). Each count is the most that fits the
+// kernel's registers without spilling. 8192 columns take 512 threads of 16 columns (1024 threads
+// at 64 registers would spill).
 template <class Launch>
 void with_backward_layout(uint64_t cols, Launch&& launch) {
   if (cols <= 32) {
-    launch.template run<1, 1, 8, 8, 8>();
+    launch.template run<1, 1, 8, 8, 8, 8>();
   } else if (cols <= 64) {
-    launch.template run<2, 1, 8, 8, 6>();
+    launch.template run<2, 1, 8, 8, 8, 6>();
   } else if (cols <= 128) {
-    launch.template run<4, 1, 8, 5, 4>();
+    launch.template run<4, 1, 8, 5, 5, 4>();
   } else if (cols <= 256) {
-    launch.template run<8, 1, 8, 4, 2>();
+    launch.template run<8, 1, 8, 4, 4, 2>();
   } else if (cols <= 512) {
-    launch.template run<8, 2, 8, 3, 2>();
+    launch.template run<8, 2, 8, 4, 3, 2>();
   } else if (cols <= 1024) {
-    launch.template run<8, 4, 8, 3, 2>();
+    launch.template run<8, 4, 8, 4, 3, 2>();
   } else if (cols <= 2048) {
-    launch.template run<8, 8, 8, 3, 2>();
+    launch.template run<8, 8, 8, 4, 3, 2>();
   } else if (cols <= 4096) {
-    launch.template run<8, 16, 16, 1, 1>();
+    launch.template run<8, 16, 16, 1, 1, 1>();
   } else {
-    launch.template run<16, 16, 16, 1, 1>();
+    launch.template run<16, 16, 16, 1, 1, 1>();
   }
 }
 
-// The partition's block cap of the register layout for cols.
+// Whether a layout of PT values per thread takes the 16-byte accesses.
+template <class T, int PT>
+bool uses_vec(uint64_t cols, bool aligned) {
+  constexpr int V = kVec<T, true>;
+  return PT % V == 0 && cols % V == 0 && aligned;
+}
+
+template <class T, bool VEC, int BV, int BS, int BD>
+constexpr int kMinBlocksOf = sizeof(T) == 4 ? (VEC ? BV : BS) : BD;
+
+// The partition's block cap of the register layout for cols (aligned: the row buffers are
+// 16-byte aligned).
 template <class T>
 struct BackwardCap {
+  uint64_t cols = 0;
+  bool aligned = false;
   uint64_t cap = 0;
-  template <int PT, int WPR, int WARPS, int BF, int BD>
+  template <int PT, int WPR, int WARPS, int BV, int BS, int BD>
   void run() {
-    cap = kWaveSms * static_cast<uint64_t>(sizeof(T) == 4 ? BF : BD);
+    const int per_sm = uses_vec<T, PT>(cols, aligned) ? kMinBlocksOf<T, true, BV, BS, BD>
+                                                      : kMinBlocksOf<T, false, BV, BS, BD>;
+    cap = kWaveSms * static_cast<uint64_t>(per_sm);
   }
 };
 
 template <class T>
-uint64_t backward_cap(uint64_t cols) {
+uint64_t backward_cap(uint64_t cols, bool aligned) {
   if (cols > kMaxRegisterCols) return kMaxBackwardBlocks;
-  BackwardCap<T> c;
+  BackwardCap<T> c{cols, aligned, 0};
   with_backward_layout(cols, c);
   return c.cap;
 }
@@ -625,17 +642,17 @@ struct BackwardLaunch {
   double* partial;
   cudaStream_t stream;
 
-  template <int PT, int WPR, int WARPS, int BF, int BD>
+  bool aligned;
+
+  template <int PT, int WPR, int WARPS, int BV, int BS, int BD>
   void run() {
-    constexpr int kMinBlocks = sizeof(T) == 4 ? BF : BD;
-    constexpr uint64_t V = kVec<T, true>;
-    if constexpr (PT % V == 0) {
-      if (s.cols % V == 0 && aligned16(dy) && aligned16(xhat) && aligned16(dx)) {
-        launch<PT, WPR, WARPS, kMinBlocks, true>();
+    if constexpr (PT % kVec<T, true> == 0) {
+      if (uses_vec<T, PT>(s.cols, aligned)) {
+        launch<PT, WPR, WARPS, kMinBlocksOf<T, true, BV, BS, BD>, true>();
         return;
       }
     }
-    launch<PT, WPR, WARPS, kMinBlocks, false>();
+    launch<PT, WPR, WARPS, kMinBlocksOf<T, false, BV, BS, BD>, false>();
   }
 
   template <int PT, int WPR, int WARPS, int MIN_BLOCKS, bool VEC>
@@ -668,9 +685,14 @@ uint64_t layer_norm_bwd_workspace_bytes(LayerNormShape s) {
   if (s.rows == 0 || s.cols == 0) return 0;
   const char* op = "layer_norm_bwd";
   // Enough for either dtype's partition.
-  const uint64_t bf = backward_blocks(s.rows, backward_cap<float>(s.cols));
-  const uint64_t bd = backward_blocks(s.rows, backward_cap<double>(s.cols));
-  return checked_mul(checked_mul(bf > bd ? bf : bd, 2 * s.cols, op), sizeof(double), op);
+  uint64_t most = 0;
+  for (const bool aligned : {false, true}) {
+    const uint64_t bf = backward_blocks(s.rows, backward_cap<float>(s.cols, aligned));
+    const uint64_t bd = backward_blocks(s.rows, backward_cap<double>(s.cols, aligned));
+    most = most > bf ? most : bf;
+    most = most > bd ? most : bd;
+  }
+  return checked_mul(checked_mul(most, 2 * s.cols, op), sizeof(double), op);
 }
 
 template <class T>
@@ -679,7 +701,8 @@ void layer_norm_bwd_cuda(const T* dy, const T* xhat, const T* inv_std, const T* 
                          void* workspace, CUstream_st* stream) {
   const char* op = "layer_norm_bwd";
   if (s.rows == 0 || s.cols == 0) return;
-  const uint64_t blocks = backward_blocks(s.rows, backward_cap<T>(s.cols));
+  const bool aligned = aligned16(dy) && aligned16(xhat) && aligned16(dx);
+  const uint64_t blocks = backward_blocks(s.rows, backward_cap<T>(s.cols, aligned));
   const uint64_t rows_per_block = (s.rows + blocks - 1) / blocks;
   // ceil(rows / rows_per_block) may be below `blocks`: only the blocks that own rows run and
   // are folded.
@@ -689,7 +712,7 @@ void layer_norm_bwd_cuda(const T* dy, const T* xhat, const T* inv_std, const T* 
   if (s.cols <= kMaxRegisterCols) {
     with_backward_layout(
         s.cols, BackwardLaunch<T>{dy, xhat, inv_std, gamma, s, used, rows_per_block, cols_scale,
-                                  inv_cols, dx, partial, stream});
+                                  inv_cols, dx, partial, stream, aligned});
   } else {
     layer_norm_bwd_wide<T><<<static_cast<unsigned>(used), kWideThreads, 0, stream>>>(
         dy, xhat, inv_std, gamma, s.rows, cols, rows_per_block, cols_scale, inv_cols, dx, partial);
