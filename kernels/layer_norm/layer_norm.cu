@@ -15,7 +15,8 @@
 // When cols is a multiple of 16 / sizeof(T) and the row buffers are 16-byte aligned, each access
 // of the register layouts is one 16-byte load or store of that many consecutive columns (thread t
 // of a group of GT threads holds columns 4t..4t+3, 4(t+GT)..4(t+GT)+3, ... for float); otherwise
-// one element per access. A thread's values stay in increasing column order either way.
+// one element per access (gamma and beta, when also aligned, are read 16 bytes at a time too). A
+// thread's values stay in increasing column order either way.
 //
 // Backward: the same row groups. Each thread keeps its columns of dy and xhat in registers,
 // q = fl(dy * gamma) and fl(q * xhat) are summed in binary64 (s1, s2: any order, rounded to T
@@ -121,6 +122,31 @@ TLRT_DEVICE_INLINE void load16cs(const double* p, double* v) {
   const double2 a = __ldcs(reinterpret_cast<const double2*>(p));
   v[0] = a.x;
   v[1] = a.y;
+}
+// V consecutive elements of a column vector (gamma, beta: read by every row, kept in cache).
+template <int V>
+TLRT_DEVICE_INLINE void load_columns(const float* p, float* v) {
+  if constexpr (V == 4) {
+    const float4 a = __ldg(reinterpret_cast<const float4*>(p));
+    v[0] = a.x;
+    v[1] = a.y;
+    v[2] = a.z;
+    v[3] = a.w;
+  } else {
+    static_assert(V == 1, "one element or 16 bytes");
+    v[0] = p[0];
+  }
+}
+template <int V>
+TLRT_DEVICE_INLINE void load_columns(const double* p, double* v) {
+  if constexpr (V == 2) {
+    const double2 a = __ldg(reinterpret_cast<const double2*>(p));
+    v[0] = a.x;
+    v[1] = a.y;
+  } else {
+    static_assert(V == 1, "one element or 16 bytes");
+    v[0] = p[0];
+  }
 }
 TLRT_DEVICE_INLINE void store16cs(float* p, const float* v) {
   __stcs(reinterpret_cast<float4*>(p), make_float4(v[0], v[1], v[2], v[3]));
@@ -263,12 +289,14 @@ __global__ void __launch_bounds__(WARPS * 32)
       for (int k = 0; k < PT; k += V) {
         const uint32_t j = column_of<V, kGroupThreads>(t, k);
         if (j < cols) {
-          T h[V], o[V];
+          T h[V], o[V], ga[V], be[V];
+          load_columns<V>(gamma + j, ga);
+          load_columns<V>(beta + j, be);
 #pragma unroll
           for (int e = 0; e < V; ++e) {
             const double c = __dsub_rn(static_cast<double>(v[k + e]), mu);
             h[e] = xhat_of(c, sd, rs, static_cast<T*>(nullptr));
-            o[e] = add_rn(mul_rn(h[e], gamma[j + e]), beta[j + e]);
+            o[e] = add_rn(mul_rn(h[e], ga[e]), be[e]);
           }
           if constexpr (V > 1) {
             store16cs(xhat + offset + j, h);
@@ -372,16 +400,22 @@ __global__ void __launch_bounds__(WARPS * 32, MIN_BLOCKS)
     const T is = active ? inv_std[r] : T(0);
     double s1 = 0.0, s2 = 0.0;
 #pragma unroll
-    for (int k = 0; k < PT; ++k) {
-      const uint32_t j = column_of<V, kGroupThreads>(t, k);
-      if (j < cols) {
-        if (active) {
-          acc_g[k] = __dadd_rn(acc_g[k], static_cast<double>(mul_rn(d[k], h[k])));
-          acc_b[k] = __dadd_rn(acc_b[k], static_cast<double>(d[k]));
+    for (int k0 = 0; k0 < PT; k0 += V) {
+      const uint32_t j = column_of<V, kGroupThreads>(t, k0);
+      if (j < cols) {  // V divides cols: the whole access is in the row
+        T ga[V];
+        load_columns<V>(gamma + j, ga);
+#pragma unroll
+        for (int e = 0; e < V; ++e) {
+          const int k = k0 + e;
+          if (active) {
+            acc_g[k] = __dadd_rn(acc_g[k], static_cast<double>(mul_rn(d[k], h[k])));
+            acc_b[k] = __dadd_rn(acc_b[k], static_cast<double>(d[k]));
+          }
+          d[k] = mul_rn(d[k], ga[e]);
+          s1 = __dadd_rn(s1, static_cast<double>(d[k]));
+          s2 = __dadd_rn(s2, static_cast<double>(mul_rn(d[k], h[k])));
         }
-        d[k] = mul_rn(d[k], gamma[j]);
-        s1 = __dadd_rn(s1, static_cast<double>(d[k]));
-        s2 = __dadd_rn(s2, static_cast<double>(mul_rn(d[k], h[k])));
       }
     }
     group_sum2<WPR, WARPS>(s1, s2, red);
@@ -631,7 +665,8 @@ struct ForwardLaunch {
   void run() {
     constexpr uint64_t V = kVec<T, true>;
     if constexpr (PT % V == 0) {
-      if (s.cols % V == 0 && aligned16(x) && aligned16(y) && aligned16(xhat)) {
+      if (s.cols % V == 0 && aligned16(x) && aligned16(y) && aligned16(xhat) && aligned16(gamma) &&
+          aligned16(beta)) {
         launch<PT, WPR, WARPS, true>();
         return;
       }
@@ -722,7 +757,7 @@ void layer_norm_bwd_cuda(const T* dy, const T* xhat, const T* inv_std, const T* 
                          void* workspace, CUstream_st* stream) {
   const char* op = "layer_norm_bwd";
   if (s.rows == 0 || s.cols == 0) return;
-  const bool aligned = aligned16(dy) && aligned16(xhat) && aligned16(dx);
+  const bool aligned = aligned16(dy) && aligned16(xhat) && aligned16(dx) && aligned16(gamma);
   const uint64_t blocks = backward_blocks(s.rows, backward_cap<T>(s.cols, aligned));
   const uint64_t rows_per_block = (s.rows + blocks - 1) / blocks;
   // ceil(rows / rows_per_block) may be below `blocks`: only the blocks that own rows run and
