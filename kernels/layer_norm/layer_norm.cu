@@ -342,7 +342,8 @@ __global__ void __launch_bounds__(kWideThreads)
 // Backward
 
 // Blocks of the backward's row partition: ceil(rows / kMinBackwardRows), at most `cap` (a
-// constant of the layout, so the partition is a function of (rows, cols) and the dtype only).
+// constant of the layout and access width, so the partition is a function of the shape and dtype,
+// never of the device or the timing).
 uint64_t backward_blocks(uint64_t rows, uint64_t cap) {
   const uint64_t by_rows = (rows + kMinBackwardRows - 1) / kMinBackwardRows;
   return by_rows < cap ? by_rows : cap;
