@@ -218,12 +218,57 @@ void check_shape(const Shape& s, uint64_t key, double offset) {
   tlrt::set_setting(static_cast<uint32_t>(tlrt::Setting::deterministic), 0);
 }
 
-// Column counts that are multiples of 4 take the 16-byte accesses; 1022 (float: one element per
-// access, double: 16-byte pairs), 250 and 8191 keep the one-element accesses of the same layouts
-// tested.
-const Shape kShapes[] = {{20000, 1024}, {3000, 300}, {4000, 31}, {2000, 2},  {300, 1},
-                         {129, 2048},   {65, 4096},  {33, 8192}, {17, 9000}, {5, 20000},
-                         {1001, 1022},  {500, 250},  {40, 8191}};
+// Column counts that are multiples of 4 take the 16-byte accesses; 250, 510, 1022, 2046, 4094
+// (float: one element per access, double: 16-byte pairs) and 8191 keep the one-element accesses of
+// the same layouts tested, 8000 x 1022 with its own (smaller) block cap reached.
+const Shape kShapes[] = {{20000, 1024}, {3000, 300}, {4000, 31},   {2000, 2},
+                         {300, 1},      {129, 2048}, {65, 4096},   {33, 8192},
+                         {17, 9000},    {5, 20000},  {8000, 1022}, {500, 250},
+                         {700, 510},    {100, 2046}, {70, 4094},   {40, 8191}};
+
+// Rows of integers that sum to zero: the mean is 0 and the sum of squares exact in any order, so
+// both backends reach the same binary64 sd and the forward must agree bit for bit. This holds the
+// float32 xhat (a binary64 product, the division only near a float midpoint) to the contract's
+// rounded binary64 quotient on every layout and access width.
+template <class T>
+void check_exact_rows(const Shape& s, uint64_t key) {
+  std::vector<T> x(s.rows * s.cols);
+  for (uint64_t r = 0; r < s.rows; ++r) {
+    double sum = 0;
+    for (uint64_t j = 0; j + 1 < s.cols; ++j) {
+      const auto v = static_cast<double>(
+          static_cast<int64_t>(tlrt::random::splitmix64_finalize(key + r * s.cols + j) % 2001) -
+          1000);
+      x[r * s.cols + j] = static_cast<T>(v);
+      sum += v;
+    }
+    x[r * s.cols + s.cols - 1] = static_cast<T>(-sum);
+  }
+  const auto g = random_values<T>(s.cols, key + x.size(), 1.0, 1.0);
+  const auto be = random_values<T>(s.cols, key + 2 * x.size(), 1.0, 0.0);
+  Outputs<T> fwd[2];
+  for (int k = 0; k < 2; ++k) {
+    const Backend backend = k == 0 ? Backend::cuda : Backend::reference;
+    auto bx = upload(backend, x), bg = upload(backend, g), bb = upload(backend, be);
+    fwd[k] = outputs_of<T>(tlrt::layer_norm_fwd(*bx, *bg, *bb, s.rows, s.cols, 1e-5, "test"));
+  }
+  const std::string where = std::to_string(s.rows) + " x " + std::to_string(s.cols);
+  EXPECT_TRUE(same_bits(fwd[0].a, fwd[1].a)) << where << " y";
+  EXPECT_TRUE(same_bits(fwd[0].b, fwd[1].b)) << where << " xhat";
+  EXPECT_TRUE(same_bits(fwd[0].c, fwd[1].c)) << where << " invStd";
+}
+
+const Shape kExactShapes[] = {{4096, 1024}, {3000, 1022}, {5000, 256}, {4000, 250},
+                              {64, 8192},   {64, 8191},   {2000, 31},  {20, 9000}};
+
+TEST_F(LayerNormGpu, ForwardOfExactRowsIsBitIdenticalToTheReference) {
+  uint64_t key = 5;
+  for (const Shape& s : kExactShapes) {
+    check_exact_rows<float>(s, key);
+    check_exact_rows<double>(s, key);
+    key += 0x100000000ull;
+  }
+}
 
 TEST_F(LayerNormGpu, Float32MatchesTheReferenceAndRepeats) {
   uint64_t key = 1;

@@ -15,7 +15,8 @@
 // When cols is a multiple of 16 / sizeof(T) and the row buffers are 16-byte aligned, each access
 // of the register layouts is one 16-byte load or store of that many consecutive columns (thread t
 // of a group of GT threads holds columns 4t..4t+3, 4(t+GT)..4(t+GT)+3, ... for float); otherwise
-// one element per access. A thread's values stay in increasing column order either way.
+// one element per access (gamma and beta, when also aligned, are read 16 bytes at a time too). A
+// thread's values stay in increasing column order either way.
 //
 // Backward: the same row groups. Each thread keeps its columns of dy and xhat in registers,
 // q = fl(dy * gamma) and fl(q * xhat) are summed in binary64 (s1, s2: any order, rounded to T
@@ -23,8 +24,8 @@
 // binary64, its columns' fl(dy * xhat) and dy over the rows it handles in increasing row order.
 // Each block owns a fixed range of rows: min(cap, ceil(rows / 16)) blocks of ceil(rows / blocks)
 // rows, where cap is 132 x the layout's resident blocks per SM (one whole wave on the H200; a
-// constant of the layout table, so a function of (rows, cols) and the dtype only, never of the
-// device's SM count or the timing) and 1024 on the wide path.
+// constant of the layout table for the dtype, cols and the choice of 16-byte accesses, never of
+// the device's SM count or the timing) and 1024 on the wide path.
 //
 // Row groups that share a block synchronise on their own named barrier, so one group's reduction
 // does not hold back the other groups' loads. Data read or written once (x, dy, xhat in, y, xhat,
@@ -89,6 +90,26 @@ TLRT_DEVICE_INLINE double narrow<double>(double v) {
   return v;
 }
 
+// xhat = fl_T(c / sd), the IEEE binary64 quotient rounded to T, given rs = fl(1 / sd) of the row.
+// T = double: the division itself. T = float: p = fl(c * rs) is within 3 binary64 ulps of the
+// quotient q = fl(c / sd) (two roundings of relative size 2^-53 each, and the quotient's own).
+// When p is a normal float magnitude and its 29 bits below float precision are more than 64 ulps
+// away from the pattern of a float midpoint (1 followed by 28 zeros), no float midpoint lies
+// between p and q, so fl_float(p) = fl_float(q) bit for bit; otherwise (near a midpoint, a float
+// subnormal, zero, infinity or NaN) the division runs. One binary64 multiply instead of a division
+// in all but about 2^-22 of the elements.
+TLRT_DEVICE_INLINE float xhat_of(double c, double sd, double rs, float*) {
+  const double p = __dmul_rn(c, rs);
+  const double a = fabs(p);
+  const int low = __double2loint(p) & 0x1fffffff;
+  const int off = low - 0x10000000;
+  if (a >= 0x1p-126 && a <= 0x1p+127 && (off > 64 || off < -64)) return __double2float_rn(p);
+  return __double2float_rn(c / sd);
+}
+TLRT_DEVICE_INLINE double xhat_of(double c, double sd, double, double*) {
+  return c / sd;
+}
+
 // 16-byte streaming loads and stores of 16 / sizeof(T) consecutive elements.
 TLRT_DEVICE_INLINE void load16cs(const float* p, float* v) {
   const float4 a = __ldcs(reinterpret_cast<const float4*>(p));
@@ -101,6 +122,31 @@ TLRT_DEVICE_INLINE void load16cs(const double* p, double* v) {
   const double2 a = __ldcs(reinterpret_cast<const double2*>(p));
   v[0] = a.x;
   v[1] = a.y;
+}
+// V consecutive elements of a column vector (gamma, beta: read by every row, kept in cache).
+template <int V>
+TLRT_DEVICE_INLINE void load_columns(const float* p, float* v) {
+  if constexpr (V == 4) {
+    const float4 a = __ldg(reinterpret_cast<const float4*>(p));
+    v[0] = a.x;
+    v[1] = a.y;
+    v[2] = a.z;
+    v[3] = a.w;
+  } else {
+    static_assert(V == 1, "one element or 16 bytes");
+    v[0] = p[0];
+  }
+}
+template <int V>
+TLRT_DEVICE_INLINE void load_columns(const double* p, double* v) {
+  if constexpr (V == 2) {
+    const double2 a = __ldg(reinterpret_cast<const double2*>(p));
+    v[0] = a.x;
+    v[1] = a.y;
+  } else {
+    static_assert(V == 1, "one element or 16 bytes");
+    v[0] = p[0];
+  }
 }
 TLRT_DEVICE_INLINE void store16cs(float* p, const float* v) {
   __stcs(reinterpret_cast<float4*>(p), make_float4(v[0], v[1], v[2], v[3]));
@@ -237,17 +283,20 @@ __global__ void __launch_bounds__(WARPS * 32)
     double mu, sd;
     row_statistics<WPR, WARPS>(each, cols, epsilon, red, mu, sd);
     if (active) {
-      if (t == 0) inv_std[r] = narrow<T>(1.0 / sd);
+      const double rs = 1.0 / sd;
+      if (t == 0) inv_std[r] = narrow<T>(rs);
 #pragma unroll
       for (int k = 0; k < PT; k += V) {
         const uint32_t j = column_of<V, kGroupThreads>(t, k);
         if (j < cols) {
-          T h[V], o[V];
+          T h[V], o[V], ga[V], be[V];
+          load_columns<V>(gamma + j, ga);
+          load_columns<V>(beta + j, be);
 #pragma unroll
           for (int e = 0; e < V; ++e) {
             const double c = __dsub_rn(static_cast<double>(v[k + e]), mu);
-            h[e] = narrow<T>(c / sd);
-            o[e] = add_rn(mul_rn(h[e], gamma[j + e]), beta[j + e]);
+            h[e] = xhat_of(c, sd, rs, static_cast<T*>(nullptr));
+            o[e] = add_rn(mul_rn(h[e], ga[e]), be[e]);
           }
           if constexpr (V > 1) {
             store16cs(xhat + offset + j, h);
@@ -293,7 +342,8 @@ __global__ void __launch_bounds__(kWideThreads)
 // Backward
 
 // Blocks of the backward's row partition: ceil(rows / kMinBackwardRows), at most `cap` (a
-// constant of the layout, so the partition is a function of (rows, cols) and the dtype only).
+// constant of the layout and access width, so the partition is a function of the shape and dtype,
+// never of the device or the timing).
 uint64_t backward_blocks(uint64_t rows, uint64_t cap) {
   const uint64_t by_rows = (rows + kMinBackwardRows - 1) / kMinBackwardRows;
   return by_rows < cap ? by_rows : cap;
@@ -351,16 +401,22 @@ __global__ void __launch_bounds__(WARPS * 32, MIN_BLOCKS)
     const T is = active ? inv_std[r] : T(0);
     double s1 = 0.0, s2 = 0.0;
 #pragma unroll
-    for (int k = 0; k < PT; ++k) {
-      const uint32_t j = column_of<V, kGroupThreads>(t, k);
-      if (j < cols) {
-        if (active) {
-          acc_g[k] = __dadd_rn(acc_g[k], static_cast<double>(mul_rn(d[k], h[k])));
-          acc_b[k] = __dadd_rn(acc_b[k], static_cast<double>(d[k]));
+    for (int k0 = 0; k0 < PT; k0 += V) {
+      const uint32_t j = column_of<V, kGroupThreads>(t, k0);
+      if (j < cols) {  // V divides cols: the whole access is in the row
+        T ga[V];
+        load_columns<V>(gamma + j, ga);
+#pragma unroll
+        for (int e = 0; e < V; ++e) {
+          const int k = k0 + e;
+          if (active) {
+            acc_g[k] = __dadd_rn(acc_g[k], static_cast<double>(mul_rn(d[k], h[k])));
+            acc_b[k] = __dadd_rn(acc_b[k], static_cast<double>(d[k]));
+          }
+          d[k] = mul_rn(d[k], ga[e]);
+          s1 = __dadd_rn(s1, static_cast<double>(d[k]));
+          s2 = __dadd_rn(s2, static_cast<double>(mul_rn(d[k], h[k])));
         }
-        d[k] = mul_rn(d[k], gamma[j]);
-        s1 = __dadd_rn(s1, static_cast<double>(d[k]));
-        s2 = __dadd_rn(s2, static_cast<double>(mul_rn(d[k], h[k])));
       }
     }
     group_sum2<WPR, WARPS>(s1, s2, red);
@@ -533,46 +589,63 @@ void with_forward_layout(uint64_t cols, Launch&& launch) {
   }
 }
 
-// The backward's table also names the resident blocks per SM (BF for float, BD for double) that
-// __launch_bounds__ asks for, which caps the row partition at one wave (kWaveSms x BF or BD).
-// 8192 columns take 512 threads of 16 columns (1024 threads at 64 registers would spill).
+// The backward's table also names the resident blocks per SM that __launch_bounds__ asks for
+// (BV: float with 16-byte accesses, BS: float with one-element accesses, BD: double), which caps
+// the row partition at one wave (kWaveSms x that count). Each count is the most that fits the
+// kernel's registers without spilling. 8192 columns take 512 threads of 16 columns (1024 threads
+// at 64 registers would spill).
 template <class Launch>
 void with_backward_layout(uint64_t cols, Launch&& launch) {
   if (cols <= 32) {
-    launch.template run<1, 1, 8, 8, 8>();
+    launch.template run<1, 1, 8, 8, 8, 8>();
   } else if (cols <= 64) {
-    launch.template run<2, 1, 8, 8, 6>();
+    launch.template run<2, 1, 8, 8, 8, 6>();
   } else if (cols <= 128) {
-    launch.template run<4, 1, 8, 5, 4>();
+    launch.template run<4, 1, 8, 5, 5, 4>();
   } else if (cols <= 256) {
-    launch.template run<8, 1, 8, 4, 2>();
+    launch.template run<8, 1, 8, 4, 4, 2>();
   } else if (cols <= 512) {
-    launch.template run<8, 2, 8, 3, 2>();
+    launch.template run<8, 2, 8, 4, 3, 2>();
   } else if (cols <= 1024) {
-    launch.template run<8, 4, 8, 3, 2>();
+    launch.template run<8, 4, 8, 4, 3, 2>();
   } else if (cols <= 2048) {
-    launch.template run<8, 8, 8, 3, 2>();
+    launch.template run<8, 8, 8, 4, 3, 2>();
   } else if (cols <= 4096) {
-    launch.template run<8, 16, 16, 1, 1>();
+    launch.template run<8, 16, 16, 1, 1, 1>();
   } else {
-    launch.template run<16, 16, 16, 1, 1>();
+    launch.template run<16, 16, 16, 1, 1, 1>();
   }
 }
 
-// The partition's block cap of the register layout for cols.
+// Whether a layout of PT values per thread takes the 16-byte accesses.
+template <class T, int PT>
+bool uses_vec(uint64_t cols, bool aligned) {
+  constexpr int V = kVec<T, true>;
+  return PT % V == 0 && cols % V == 0 && aligned;
+}
+
+template <class T, bool VEC, int BV, int BS, int BD>
+constexpr int kMinBlocksOf = sizeof(T) == 4 ? (VEC ? BV : BS) : BD;
+
+// The partition's block cap of the register layout for cols (aligned: the row buffers are
+// 16-byte aligned).
 template <class T>
 struct BackwardCap {
+  uint64_t cols = 0;
+  bool aligned = false;
   uint64_t cap = 0;
-  template <int PT, int WPR, int WARPS, int BF, int BD>
+  template <int PT, int WPR, int WARPS, int BV, int BS, int BD>
   void run() {
-    cap = kWaveSms * static_cast<uint64_t>(sizeof(T) == 4 ? BF : BD);
+    const int per_sm = uses_vec<T, PT>(cols, aligned) ? kMinBlocksOf<T, true, BV, BS, BD>
+                                                      : kMinBlocksOf<T, false, BV, BS, BD>;
+    cap = kWaveSms * static_cast<uint64_t>(per_sm);
   }
 };
 
 template <class T>
-uint64_t backward_cap(uint64_t cols) {
+uint64_t backward_cap(uint64_t cols, bool aligned) {
   if (cols > kMaxRegisterCols) return kMaxBackwardBlocks;
-  BackwardCap<T> c;
+  BackwardCap<T> c{cols, aligned, 0};
   with_backward_layout(cols, c);
   return c.cap;
 }
@@ -593,7 +666,8 @@ struct ForwardLaunch {
   void run() {
     constexpr uint64_t V = kVec<T, true>;
     if constexpr (PT % V == 0) {
-      if (s.cols % V == 0 && aligned16(x) && aligned16(y) && aligned16(xhat)) {
+      if (s.cols % V == 0 && aligned16(x) && aligned16(y) && aligned16(xhat) && aligned16(gamma) &&
+          aligned16(beta)) {
         launch<PT, WPR, WARPS, true>();
         return;
       }
@@ -625,17 +699,17 @@ struct BackwardLaunch {
   double* partial;
   cudaStream_t stream;
 
-  template <int PT, int WPR, int WARPS, int BF, int BD>
+  bool aligned;
+
+  template <int PT, int WPR, int WARPS, int BV, int BS, int BD>
   void run() {
-    constexpr int kMinBlocks = sizeof(T) == 4 ? BF : BD;
-    constexpr uint64_t V = kVec<T, true>;
-    if constexpr (PT % V == 0) {
-      if (s.cols % V == 0 && aligned16(dy) && aligned16(xhat) && aligned16(dx)) {
-        launch<PT, WPR, WARPS, kMinBlocks, true>();
+    if constexpr (PT % kVec<T, true> == 0) {
+      if (uses_vec<T, PT>(s.cols, aligned)) {
+        launch<PT, WPR, WARPS, kMinBlocksOf<T, true, BV, BS, BD>, true>();
         return;
       }
     }
-    launch<PT, WPR, WARPS, kMinBlocks, false>();
+    launch<PT, WPR, WARPS, kMinBlocksOf<T, false, BV, BS, BD>, false>();
   }
 
   template <int PT, int WPR, int WARPS, int MIN_BLOCKS, bool VEC>
@@ -668,9 +742,14 @@ uint64_t layer_norm_bwd_workspace_bytes(LayerNormShape s) {
   if (s.rows == 0 || s.cols == 0) return 0;
   const char* op = "layer_norm_bwd";
   // Enough for either dtype's partition.
-  const uint64_t bf = backward_blocks(s.rows, backward_cap<float>(s.cols));
-  const uint64_t bd = backward_blocks(s.rows, backward_cap<double>(s.cols));
-  return checked_mul(checked_mul(bf > bd ? bf : bd, 2 * s.cols, op), sizeof(double), op);
+  uint64_t most = 0;
+  for (const bool aligned : {false, true}) {
+    const uint64_t bf = backward_blocks(s.rows, backward_cap<float>(s.cols, aligned));
+    const uint64_t bd = backward_blocks(s.rows, backward_cap<double>(s.cols, aligned));
+    most = most > bf ? most : bf;
+    most = most > bd ? most : bd;
+  }
+  return checked_mul(checked_mul(most, 2 * s.cols, op), sizeof(double), op);
 }
 
 template <class T>
@@ -679,7 +758,8 @@ void layer_norm_bwd_cuda(const T* dy, const T* xhat, const T* inv_std, const T* 
                          void* workspace, CUstream_st* stream) {
   const char* op = "layer_norm_bwd";
   if (s.rows == 0 || s.cols == 0) return;
-  const uint64_t blocks = backward_blocks(s.rows, backward_cap<T>(s.cols));
+  const bool aligned = aligned16(dy) && aligned16(xhat) && aligned16(dx) && aligned16(gamma);
+  const uint64_t blocks = backward_blocks(s.rows, backward_cap<T>(s.cols, aligned));
   const uint64_t rows_per_block = (s.rows + blocks - 1) / blocks;
   // ceil(rows / rows_per_block) may be below `blocks`: only the blocks that own rows run and
   // are folded.
@@ -689,7 +769,7 @@ void layer_norm_bwd_cuda(const T* dy, const T* xhat, const T* inv_std, const T* 
   if (s.cols <= kMaxRegisterCols) {
     with_backward_layout(
         s.cols, BackwardLaunch<T>{dy, xhat, inv_std, gamma, s, used, rows_per_block, cols_scale,
-                                  inv_cols, dx, partial, stream});
+                                  inv_cols, dx, partial, stream, aligned});
   } else {
     layer_norm_bwd_wide<T><<<static_cast<unsigned>(used), kWideThreads, 0, stream>>>(
         dy, xhat, inv_std, gamma, s.rows, cols, rows_per_block, cols_scale, inv_cols, dx, partial);
