@@ -294,7 +294,10 @@ TEST_F(FftGpu, RepeatedCallsHitThePlanCacheAndAllocateNothing) {
   const tlrt::PlanCacheCounters p1 = tlrt::plan_cache_counters();
   EXPECT_EQ(p1.creates, p0.creates);
   EXPECT_EQ(p1.hits - p0.hits, 15u);
-  EXPECT_EQ(tlrt::allocator(Backend::cuda).stats().source_allocs, a0);
+  // A pass-through allocator (TLRT_CACHING_ALLOCATOR=0, the sanitizer runs) allocates per request.
+  if (tlrt::allocator(Backend::cuda).caching()) {
+    EXPECT_EQ(tlrt::allocator(Backend::cuda).stats().source_allocs, a0);
+  }
 }
 
 TEST_F(FftGpu, TheBorrowedSpectrumIsNotOverwritten) {
@@ -338,7 +341,9 @@ TEST_F(FftGpu, LoadCallbackPathWithinTheBound) {
     EXPECT_EQ(bytes_of(*tlrt::irfft1d_packed(*s, batch, n, true, "t")), first) << i;
   }
   EXPECT_EQ(tlrt::plan_cache_counters().creates, p0.creates);
-  EXPECT_EQ(tlrt::allocator(Backend::cuda).stats().source_allocs, a0);
+  if (tlrt::allocator(Backend::cuda).caching()) {
+    EXPECT_EQ(tlrt::allocator(Backend::cuda).stats().source_allocs, a0);
+  }
   EXPECT_EQ(download<float>(*s), spec);
   // The same values as the copy pass, within the bound (both scale the spectrum by fl(1/n)).
   tlrt::set_fft_load_callbacks(false);
