@@ -6,7 +6,8 @@
 // C2R overwrites its input) and TorchLean's ATen composition; the inverses also through cuFFT's
 // load callback (the opt-in path of TLRT_FFT_LOAD_CALLBACKS) where it can be built. Each tlrt row's
 // note counts plan creations and driver allocations over the timed iterations (after one untimed
-// call): both must be 0. bytes = input read + output written.
+// call): both must be 0, and the copy pass's row says how many chunks it used (a "[one piece]" row
+// beside it where it chunks). bytes = input read + output written.
 #include <cuda_runtime.h>
 #include <cufft.h>
 
@@ -85,12 +86,47 @@ void add_rows(Harness& h, Which which, uint64_t batch, uint64_t n) {
   r.note = "plan creations " + std::to_string(after.creates - before.creates) +
            ", driver allocations " + std::to_string(after.driver_allocs - before.driver_allocs) +
            " over the timed calls";
-  if (!forward) r.note += "; spectrum copy with endpoint fix-up and 1/n fused, then C2R";
+  if (!forward) {
+    // The chunking the copy pass used (TLRT_FFT_CHUNK_BYTES, docs/NUMERICS.md "FFT").
+    const tlrt::IrfftChunking c = tlrt::irfft1d_chunking(f64, batch, n);
+    r.note += "; spectrum copy with endpoint fix-up and 1/n fused, then C2R, ";
+    if (c.chunks == 1) {
+      r.note += "one piece";
+    } else {
+      r.note += "in " + std::to_string(c.chunks) + " chunks of " + std::to_string(c.rows) +
+                " rows" +
+                (c.last_rows != c.rows ? " (last " + std::to_string(c.last_rows) + ")" : "") +
+                ", " + std::to_string(tlrt::fft_chunk_bytes() >> 10) + " KiB target";
+    }
+  }
   const void* inputs[1] = {input->data()};
   const double scalars[2] = {static_cast<double>(batch), static_cast<double>(n)};
   r.aten_us = std::max(
       0.0, aten::median_us(h, op_of(which), f64 ? 1 : 0, inputs, 1, scalars, in_count, 20));
   h.add(r);
+
+  // The copy pass in one piece beside the chunked default, where the default chunks.
+  if (!forward && tlrt::irfft1d_chunking(f64, batch, n).chunks > 1) {
+    const uint64_t chunk = tlrt::fft_chunk_bytes();
+    tlrt::set_fft_chunk_bytes(0);
+    call();  // the whole batch's plan created and cached
+    cudaStreamSynchronize(h.stream());
+    const Counts one_before = Counts::read();
+    const double one_us = h.device_median_us([&](CUstream_st*) { call(); });
+    cudaStreamSynchronize(h.stream());
+    const Counts one_after = Counts::read();
+    tlrt::set_fft_chunk_bytes(chunk);
+    Row o;
+    o.group = "fft";
+    o.name = std::string(op_of(which)) + " [one piece] " + size_text;
+    o.median_us = one_us;
+    o.bytes = bytes;
+    o.size = in_count;
+    o.note = "TLRT_FFT_CHUNK_BYTES=0: the whole spectrum copied, then one C2R; plan creations " +
+             std::to_string(one_after.creates - one_before.creates) + ", driver allocations " +
+             std::to_string(one_after.driver_allocs - one_before.driver_allocs);
+    h.add(o);
+  }
 
   // The inverse through cuFFT's load callback (opt-in path), when it can be built here.
   if (!forward) {
