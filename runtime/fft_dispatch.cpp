@@ -366,16 +366,22 @@ std::unique_ptr<Buffer> irfft1d_packed(const Buffer& spec, uint64_t batch, uint6
         Workspace work(spec.backend(), copy_at + chunking.rows * row_elems * sizeof(T), op);
         char* base = static_cast<char*>(work.data());
         T* copy = reinterpret_cast<T*>(base + copy_at);
-        for (uint64_t c = 0; c < chunking.chunks; ++c) {
-          const uint64_t first_row = c * chunking.rows;
-          const bool is_last = c + 1 == chunking.chunks;
-          const uint64_t rows = is_last ? chunking.last_rows : chunking.rows;
-          const kernels::FftPlan& p = (is_last && last) ? **last : *plan;
-          kernels::irfft_prepare_cuda(spec.as<T>() + first_row * row_elems, copy, rows, n, 1, bins,
-                                      normalize, scale, s, op);
+        {
+          // Stream and work area bound once per plan for all the chunks, under one lock.
           std::lock_guard<std::mutex> lock(g_fft_exec);
-          kernels::fft_exec_cuda(p, FftDirection::c2r, out->as<T>() + first_row * n, copy,
-                                 p.work_bytes != 0 ? base : nullptr, s, op);
+          kernels::fft_bind_cuda(*plan, plan->work_bytes != 0 ? base : nullptr, s, op);
+          if (last) {
+            kernels::fft_bind_cuda(**last, (*last)->work_bytes != 0 ? base : nullptr, s, op);
+          }
+          for (uint64_t c = 0; c < chunking.chunks; ++c) {
+            const uint64_t first_row = c * chunking.rows;
+            const bool is_last = c + 1 == chunking.chunks;
+            const uint64_t rows = is_last ? chunking.last_rows : chunking.rows;
+            kernels::irfft_prepare_cuda(spec.as<T>() + first_row * row_elems, copy, rows, n, 1,
+                                        bins, normalize, scale, s, op);
+            kernels::fft_run_cuda((is_last && last) ? **last : *plan, FftDirection::c2r,
+                                  out->as<T>() + first_row * n, copy, op);
+          }
         }
         plan.used();
         if (last) last->used();
