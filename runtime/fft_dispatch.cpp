@@ -115,6 +115,7 @@ constexpr uint64_t kUnread = ~uint64_t{0};
 // Fewer rows per chunk than this leave too little work per C2R launch: such lengths stay one
 // piece.
 constexpr uint64_t kMinChunkRows = 32;
+constexpr uint64_t kMaxChunks = 64;
 std::atomic<uint64_t> g_chunk_bytes{kUnread};
 
 uint64_t chunk_bytes() {
@@ -132,20 +133,21 @@ uint64_t chunk_bytes() {
   return g_chunk_bytes.load(std::memory_order_acquire);
 }
 
-// The chunk count nearest to spectrum / target, or from there up to twice that the first count
-// that divides the batch (one plan for every chunk), so a chunk holds from half the target to a
-// quarter above it; where none divides, equal chunks and a shorter last one (a second plan).
-// Under two chunks: one piece.
+// The chunk count nearest to spectrum / target (at most kMaxChunks), or from there up to twice
+// that the first count that divides the batch (one plan for every chunk), so a chunk holds from
+// half the target to a quarter above it (more past kMaxChunks); where none divides, equal chunks
+// and a shorter last one (a second plan). Under two chunks: one piece.
 IrfftChunking chunking_for(uint64_t batch, uint64_t row_bytes) {
   IrfftChunking c{1, batch, batch};
   const uint64_t target = chunk_bytes();
   if (target == 0 || row_bytes == 0 || batch < 2) return c;
-  const uint64_t target_rows = target / row_bytes;
-  if (target_rows < kMinChunkRows) return c;
+  if (target / row_bytes < kMinChunkRows) return c;
+  // Past kMaxChunks chunks the chunks grow instead: each costs a launch and a cuFFT execution.
+  const uint64_t target_rows = std::max(target / row_bytes, (batch + kMaxChunks - 1) / kMaxChunks);
   const uint64_t fewest = (batch + target_rows / 2) / target_rows;
   if (fewest < 2) return c;
   uint64_t count = fewest;
-  for (uint64_t k = fewest; k < 2 * fewest; ++k) {
+  for (uint64_t k = fewest; k < 2 * fewest && k <= kMaxChunks; ++k) {
     if (batch % k == 0) {
       count = k;
       break;
