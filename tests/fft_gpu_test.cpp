@@ -344,6 +344,13 @@ TEST_F(FftGpu, ChunkedInverseWithinTheBound) {
   EXPECT_EQ(even.last_rows, even.rows);
   // Small spectra stay one piece.
   EXPECT_EQ(tlrt::irfft1d_chunking(false, 64, 97).chunks, 1u);
+  // Past 64 chunks the chunks grow: float32, n = 64 (264-byte rows, 124 a chunk), 12400 rows as
+  // 63 x 194 + 178.
+  const tlrt::IrfftChunking many = tlrt::irfft1d_chunking(false, 12400, 64);
+  EXPECT_EQ(many.chunks, 64u);
+  EXPECT_EQ(many.rows, 194u);
+  EXPECT_EQ(many.last_rows, 178u);
+  against_reference<float>(Op::irfft, {64}, {12400});
 
   for (Op op : {Op::irfft, Op::irfft_unnormalized}) {
     against_reference<float>(op, lengths, batches);
