@@ -6,7 +6,9 @@
 // C2R overwrites its input) and TorchLean's ATen composition; the inverses also through cuFFT's
 // load callback (the opt-in path of TLRT_FFT_LOAD_CALLBACKS) where it can be built. Each tlrt row's
 // note counts plan creations and driver allocations over the timed iterations (after one untimed
-// call): both must be 0. bytes = input read + output written.
+// call): both must be 0, and the copy pass's row says how many chunks it used; where it chunks, a
+// "[one piece]" row and, for the normalized inverse, rows at half, twice and four times the chunk
+// size beside it. bytes = input read + output written.
 #include <cuda_runtime.h>
 #include <cufft.h>
 
@@ -85,12 +87,63 @@ void add_rows(Harness& h, Which which, uint64_t batch, uint64_t n) {
   r.note = "plan creations " + std::to_string(after.creates - before.creates) +
            ", driver allocations " + std::to_string(after.driver_allocs - before.driver_allocs) +
            " over the timed calls";
-  if (!forward) r.note += "; spectrum copy with endpoint fix-up and 1/n fused, then C2R";
+  if (!forward) {
+    // The chunking the copy pass used (TLRT_FFT_CHUNK_BYTES, docs/NUMERICS.md "FFT").
+    const tlrt::IrfftChunking c = tlrt::irfft1d_chunking(f64, batch, n);
+    r.note += "; spectrum copy with endpoint fix-up and 1/n fused, then C2R, ";
+    if (c.chunks == 1) {
+      r.note += "one piece";
+    } else {
+      r.note += "in " + std::to_string(c.chunks) + " chunks of " + std::to_string(c.rows) +
+                " rows" +
+                (c.last_rows != c.rows ? " (last " + std::to_string(c.last_rows) + ")" : "") +
+                ", " + std::to_string(tlrt::fft_chunk_bytes() >> 10) + " KiB target";
+    }
+  }
   const void* inputs[1] = {input->data()};
   const double scalars[2] = {static_cast<double>(batch), static_cast<double>(n)};
   r.aten_us = std::max(
       0.0, aten::median_us(h, op_of(which), f64 ? 1 : 0, inputs, 1, scalars, in_count, 20));
   h.add(r);
+
+  // The copy pass in one piece beside the chunked default, where the default chunks; for the
+  // normalized inverse also under other chunk sizes (rows "[chunks N KiB]"), to choose the default.
+  if (!forward && tlrt::irfft1d_chunking(f64, batch, n).chunks > 1) {
+    const uint64_t chunk = tlrt::fft_chunk_bytes();
+    std::vector<uint64_t> sizes = {0};
+    if (which == Which::irfft) {
+      for (uint64_t other : {chunk / 2, chunk * 2, chunk * 4}) sizes.push_back(other);
+    }
+    for (uint64_t other : sizes) {
+      tlrt::set_fft_chunk_bytes(other);
+      const tlrt::IrfftChunking c = tlrt::irfft1d_chunking(f64, batch, n);
+      if (other != 0 && c.chunks < 2) continue;
+      call();  // this chunking's plans created and cached
+      cudaStreamSynchronize(h.stream());
+      const Counts o_before = Counts::read();
+      const double o_us = h.device_median_us([&](CUstream_st*) { call(); });
+      cudaStreamSynchronize(h.stream());
+      const Counts o_after = Counts::read();
+      Row o;
+      o.group = "fft";
+      o.name = std::string(op_of(which)) +
+               (other == 0 ? std::string(" [one piece] ")
+                           : " [chunks " + std::to_string(other >> 10) + " KiB] ") +
+               size_text;
+      o.median_us = o_us;
+      o.bytes = bytes;
+      o.size = in_count;
+      o.note = "TLRT_FFT_CHUNK_BYTES=" + std::to_string(other) + ": " +
+               (other == 0 ? std::string("the whole spectrum copied, then one C2R")
+                           : std::to_string(c.chunks) + " chunks of " + std::to_string(c.rows) +
+                                 " rows (last " + std::to_string(c.last_rows) + ")") +
+               "; plan creations " + std::to_string(o_after.creates - o_before.creates) +
+               ", driver allocations " +
+               std::to_string(o_after.driver_allocs - o_before.driver_allocs);
+      h.add(o);
+    }
+    tlrt::set_fft_chunk_bytes(chunk);
+  }
 
   // The inverse through cuFFT's load callback (opt-in path), when it can be built here.
   if (!forward) {

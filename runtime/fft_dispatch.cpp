@@ -107,6 +107,58 @@ uint64_t align256(uint64_t bytes) {
 
 #endif  // TLRT_HAVE_CUDA
 
+// The chunk size of the inverse's copy pass: the spectrum copy of one chunk of rows is meant to
+// stay in L2 between the copy kernel that writes it and the C2R that reads it. kUnread until the
+// environment (TLRT_FFT_CHUNK_BYTES, "0" = one piece) or set_fft_chunk_bytes sets it.
+constexpr uint64_t kDefaultChunkBytes = uint64_t{8} << 20;
+constexpr uint64_t kUnread = ~uint64_t{0};
+// Fewer rows per chunk than this leave too little work per C2R launch: such lengths stay one
+// piece.
+constexpr uint64_t kMinChunkRows = 32;
+constexpr uint64_t kMaxChunks = 64;
+std::atomic<uint64_t> g_chunk_bytes{kUnread};
+
+uint64_t chunk_bytes() {
+  uint64_t v = g_chunk_bytes.load(std::memory_order_acquire);
+  if (v != kUnread) return v;
+  v = kDefaultChunkBytes;
+  const char* e = std::getenv("TLRT_FFT_CHUNK_BYTES");
+  if (e != nullptr && *e != '\0') {
+    char* end = nullptr;
+    const unsigned long long parsed = std::strtoull(e, &end, 10);
+    if (end != e && *end == '\0' && parsed != kUnread) v = parsed;
+  }
+  uint64_t expected = kUnread;
+  g_chunk_bytes.compare_exchange_strong(expected, v, std::memory_order_acq_rel);
+  return g_chunk_bytes.load(std::memory_order_acquire);
+}
+
+// The chunk count nearest to spectrum / target (at most kMaxChunks), or from there up to twice
+// that the first count that divides the batch (one plan for every chunk), so a chunk holds from
+// half the target to a quarter above it (more past kMaxChunks); where none divides, equal chunks
+// and a shorter last one (a second plan). Under two chunks: one piece.
+IrfftChunking chunking_for(uint64_t batch, uint64_t row_bytes) {
+  IrfftChunking c{1, batch, batch};
+  const uint64_t target = chunk_bytes();
+  if (target == 0 || row_bytes == 0 || batch < 2) return c;
+  if (target / row_bytes < kMinChunkRows) return c;
+  // Past kMaxChunks chunks the chunks grow instead: each costs a launch and a cuFFT execution.
+  const uint64_t target_rows = std::max(target / row_bytes, (batch + kMaxChunks - 1) / kMaxChunks);
+  const uint64_t fewest = (batch + target_rows / 2) / target_rows;
+  if (fewest < 2) return c;
+  uint64_t count = fewest;
+  for (uint64_t k = fewest; k < 2 * fewest && k <= kMaxChunks; ++k) {
+    if (batch % k == 0) {
+      count = k;
+      break;
+    }
+  }
+  c.rows = (batch + count - 1) / count;
+  c.chunks = (batch + c.rows - 1) / c.rows;
+  c.last_rows = batch - (c.chunks - 1) * c.rows;
+  return c;
+}
+
 // Contiguous rows: transform b of the real side at b*n, of the complex side at b*(n/2+1).
 template <class T>
 FftPlanShape row_plan(FftDirection direction, uint64_t batch, uint64_t n) {
@@ -157,6 +209,19 @@ void zero_fill(const Buffer& b, const char* op) {
 }
 
 }  // namespace
+
+uint64_t fft_chunk_bytes() {
+  return chunk_bytes();
+}
+
+void set_fft_chunk_bytes(uint64_t bytes) {
+  g_chunk_bytes.store(bytes == kUnread ? bytes - 1 : bytes, std::memory_order_release);
+}
+
+IrfftChunking irfft1d_chunking(bool f64, uint64_t batch, uint64_t n) {
+  if (n <= 1) return IrfftChunking{batch == 0 ? uint64_t{0} : uint64_t{1}, batch, batch};
+  return chunking_for(batch, kernels::fft_bins(n) * 2 * (f64 ? 8 : 4));
+}
 
 void set_fft_load_callbacks(bool enabled) {
 #if TLRT_HAVE_CUDA
@@ -286,22 +351,42 @@ std::unique_ptr<Buffer> irfft1d_packed(const Buffer& spec, uint64_t batch, uint6
             return;
           }
         }
-        PlanLease plan = acquire_plan(row_plan<T>(FftDirection::c2r, batch, n), op);
         // C2R overwrites its input: the spectrum is copied first, with the endpoint rule and
         // the factor fl(1/n) applied on the way (docs/NUMERICS.md bounds scaling the spectrum
-        // instead of the result).
-        const uint64_t spectrum_bytes = spec.size() * sizeof(T);
-        const uint64_t copy_at = align256(plan->work_bytes);
-        Workspace work(spec.backend(), copy_at + spectrum_bytes, op);
+        // instead of the result). A large batch goes in chunks of rows whose copy stays in L2
+        // until its C2R reads it; every chunk reuses the same block, in stream order.
+        const uint64_t row_elems = bins * 2;
+        const IrfftChunking chunking = chunking_for(batch, row_elems * sizeof(T));
+        PlanLease plan = acquire_plan(row_plan<T>(FftDirection::c2r, chunking.rows, n), op);
+        std::optional<PlanLease> last;
+        if (chunking.last_rows != chunking.rows) {
+          last.emplace(acquire_plan(row_plan<T>(FftDirection::c2r, chunking.last_rows, n), op));
+        }
+        const uint64_t area =
+            std::max<uint64_t>(plan->work_bytes, last ? (*last)->work_bytes : uint64_t{0});
+        const uint64_t copy_at = align256(area);
+        Workspace work(spec.backend(), copy_at + chunking.rows * row_elems * sizeof(T), op);
         char* base = static_cast<char*>(work.data());
         T* copy = reinterpret_cast<T*>(base + copy_at);
-        kernels::irfft_prepare_cuda(spec.as<T>(), copy, batch, n, 1, bins, normalize, scale, s, op);
         {
+          // Stream and work area bound once per plan for all the chunks, under one lock.
           std::lock_guard<std::mutex> lock(g_fft_exec);
-          kernels::fft_exec_cuda(*plan, FftDirection::c2r, out->as<T>(), copy,
-                                 plan->work_bytes != 0 ? base : nullptr, s, op);
+          kernels::fft_bind_cuda(*plan, plan->work_bytes != 0 ? base : nullptr, s, op);
+          if (last) {
+            kernels::fft_bind_cuda(**last, (*last)->work_bytes != 0 ? base : nullptr, s, op);
+          }
+          for (uint64_t c = 0; c < chunking.chunks; ++c) {
+            const uint64_t first_row = c * chunking.rows;
+            const bool is_last = c + 1 == chunking.chunks;
+            const uint64_t rows = is_last ? chunking.last_rows : chunking.rows;
+            kernels::irfft_prepare_cuda(spec.as<T>() + first_row * row_elems, copy, rows, n, 1,
+                                        bins, normalize, scale, s, op);
+            kernels::fft_run_cuda((is_last && last) ? **last : *plan, FftDirection::c2r,
+                                  out->as<T>() + first_row * n, copy, op);
+          }
         }
         plan.used();
+        if (last) last->used();
 #else
         (void)as;
         (void)s;

@@ -25,6 +25,21 @@ void set_fft_load_callbacks(bool enabled);
 // first use); *why (when given) says why not.
 bool fft_load_callbacks_active(bool f64, std::string* why);
 
+// The CUDA inverse's copy pass in chunks of rows (docs/NUMERICS.md, "FFT"): `chunks` pieces of
+// `rows` rows, the last of `last_rows`; one piece (rows = batch) for small spectra and long rows.
+struct IrfftChunking {
+  uint64_t chunks = 1;
+  uint64_t rows = 0;
+  uint64_t last_rows = 0;
+};
+// The chunking the copy pass uses for (batch, n) in the dtype (the load-callback path is never
+// chunked).
+IrfftChunking irfft1d_chunking(bool f64, uint64_t batch, uint64_t n);
+// The chunk size of the copy pass in bytes of spectrum; 0 keeps every batch one piece. Read from
+// TLRT_FFT_CHUNK_BYTES on first use (default 8 MiB), or set here.
+uint64_t fft_chunk_bytes();
+void set_fft_chunk_bytes(uint64_t bytes);
+
 // x (batch, n) -> (batch, n/2 + 1, 2). n = 0 fails "rfft1dPacked: length must be positive".
 std::unique_ptr<Buffer> rfft1d_packed(const Buffer& x, uint64_t batch, uint64_t n, const char* op);
 

@@ -111,6 +111,13 @@ template <class T>
 void fft_exec_cuda(const FftPlan& plan, FftDirection direction, T* real, T* complex, void* work,
                    CUstream_st* stream, const char* op);
 
+// The two halves of fft_exec_cuda, for a caller that runs one plan several times in a row under
+// one lock: fft_bind_cuda sets the plan's stream and work area, fft_run_cuda queues the transform
+// on them.
+void fft_bind_cuda(const FftPlan& plan, void* work, CUstream_st* stream, const char* op);
+template <class T>
+void fft_run_cuda(const FftPlan& plan, FftDirection direction, T* real, T* complex, const char* op);
+
 // ---- CUDA backend: kernels (fft.cu)
 
 // dst = src with Im of bin 0 and (n even) bin n/2 of every row set to +0, every value multiplied

@@ -110,12 +110,16 @@ void fft_plan_destroy(FftPlan& plan) {
   plan.callback_info = nullptr;
 }
 
-template <class T>
-void fft_exec_cuda(const FftPlan& plan, FftDirection direction, T* real, T* complex, void* work,
-                   CUstream_st* stream, const char* op) {
+void fft_bind_cuda(const FftPlan& plan, void* work, CUstream_st* stream, const char* op) {
   const cufftHandle h = static_cast<cufftHandle>(plan.handle);
   check_cufft(cufftSetStream(h, stream), op, "cufftSetStream");
   check_cufft(cufftSetWorkArea(h, work), op, "cufftSetWorkArea");
+}
+
+template <class T>
+void fft_run_cuda(const FftPlan& plan, FftDirection direction, T* real, T* complex,
+                  const char* op) {
+  const cufftHandle h = static_cast<cufftHandle>(plan.handle);
   if constexpr (sizeof(T) == 4) {
     if (direction == FftDirection::r2c) {
       check_cufft(cufftExecR2C(h, real, reinterpret_cast<cufftComplex*>(complex)), op,
@@ -135,6 +139,15 @@ void fft_exec_cuda(const FftPlan& plan, FftDirection direction, T* real, T* comp
   }
 }
 
+template <class T>
+void fft_exec_cuda(const FftPlan& plan, FftDirection direction, T* real, T* complex, void* work,
+                   CUstream_st* stream, const char* op) {
+  fft_bind_cuda(plan, work, stream, op);
+  fft_run_cuda(plan, direction, real, complex, op);
+}
+
+template void fft_run_cuda<float>(const FftPlan&, FftDirection, float*, float*, const char*);
+template void fft_run_cuda<double>(const FftPlan&, FftDirection, double*, double*, const char*);
 template void fft_exec_cuda<float>(const FftPlan&, FftDirection, float*, float*, void*,
                                    CUstream_st*, const char*);
 template void fft_exec_cuda<double>(const FftPlan&, FftDirection, double*, double*, void*,
