@@ -371,27 +371,45 @@ __global__ void __launch_bounds__(kExactThreads)
 
 template <class T, bool Var>
 __device__ __noinline__ void fwd_channel_exact(ScanOperands<T> in, T* out, uint64_t c) {
-  const uint64_t S = in.state;
+  // The operands of kBatch steps are loaded before the chain runs over them, so that a batch's
+  // loads are in flight together rather than one step's at a time.
+  constexpr int kBatch = 8;
+  const uint64_t S = in.state, steps = in.steps;
   T ac = T(0), bc = T(0);
   if (!Var) {
     ac = load(in.a + c);
     bc = load(in.b + c);
   }
   T h = load(in.h0 + c);
-#pragma unroll 8
-  for (uint64_t t = 0; t < in.steps; ++t) {
-    const uint64_t i = t * S + c;
-    const T x = load(in.x + i);
-    const T a = Var ? load(in.a + i) : ac;
-    const T b = Var ? load(in.b + i) : bc;
-    h = step(a, h, mul_rn(b, x));
-    out[i] = h;
+  for (uint64_t t0 = 0; t0 < steps; t0 += kBatch) {
+    T xv[kBatch], av[Var ? kBatch : 1], bv[Var ? kBatch : 1];
+#pragma unroll
+    for (int q = 0; q < kBatch; ++q) {
+      if (t0 + q < steps) {
+        const uint64_t i = (t0 + q) * S + c;
+        xv[q] = load(in.x + i);
+        if (Var) {
+          av[Var ? q : 0] = load(in.a + i);
+          bv[Var ? q : 0] = load(in.b + i);
+        }
+      }
+    }
+#pragma unroll
+    for (int q = 0; q < kBatch; ++q) {
+      if (t0 + q < steps) {
+        const T a = Var ? av[Var ? q : 0] : ac;
+        const T b = Var ? bv[Var ? q : 0] : bc;
+        h = step(a, h, mul_rn(b, xv[q]));
+        out[(t0 + q) * S + c] = h;
+      }
+    }
   }
 }
 
 template <class T, bool Var>
 __device__ __noinline__ void bwd_channel_exact(ScanOperands<T> in, const T* out, const T* dy,
                                                ScanGradients<T> grad, uint64_t c) {
+  constexpr int kBatch = 8;  // steps whose operands are loaded before the chain runs over them
   const uint64_t S = in.state, steps = in.steps;
   T ac = T(0), bc = T(0);
   if (!Var) {
@@ -400,23 +418,42 @@ __device__ __noinline__ void bwd_channel_exact(ScanOperands<T> in, const T* out,
   }
   const T h0 = load(in.h0 + c);
   T g = T(0), sum_a = T(0), sum_b = T(0);
-#pragma unroll 4
-  for (uint64_t u = 0; u < steps; ++u) {
-    const uint64_t t = steps - 1 - u;
-    const uint64_t i = t * S + c;
-    // u == 0: fl(fl(0 * +0) + dY) = fl(+0 + dY).
-    const T an = u == 0 ? T(0) : (Var ? load(in.a + (i + S)) : ac);
-    g = step(an, g, load(dy + i));
-    const T hp = t == 0 ? h0 : load(out + (i - S));
-    const T da = mul_rn(g, hp);
-    const T db = mul_rn(g, load(in.x + i));
-    grad.dx[i] = mul_rn(g, Var ? load(in.b + i) : bc);
-    if (Var) {
-      grad.da[i] = da;
-      grad.db[i] = db;
-    } else {
-      sum_a = add_rn(sum_a, da);
-      sum_b = add_rn(sum_b, db);
+  for (uint64_t u0 = 0; u0 < steps; u0 += kBatch) {
+    T dv[kBatch], xv[kBatch], hv[kBatch], anv[Var ? kBatch : 1], bv[Var ? kBatch : 1];
+#pragma unroll
+    for (int q = 0; q < kBatch; ++q) {
+      const uint64_t u = u0 + q;
+      if (u < steps) {
+        const uint64_t t = steps - 1 - u;
+        const uint64_t i = t * S + c;
+        dv[q] = load(dy + i);
+        xv[q] = load(in.x + i);
+        hv[q] = t == 0 ? h0 : load(out + (i - S));
+        if (Var) {
+          anv[Var ? q : 0] = u == 0 ? T(0) : load(in.a + (i + S));
+          bv[Var ? q : 0] = load(in.b + i);
+        }
+      }
+    }
+#pragma unroll
+    for (int q = 0; q < kBatch; ++q) {
+      const uint64_t u = u0 + q;
+      if (u < steps) {
+        const uint64_t i = (steps - 1 - u) * S + c;
+        // u == 0: fl(fl(0 * +0) + dY) = fl(+0 + dY).
+        const T an = Var ? anv[Var ? q : 0] : (u == 0 ? T(0) : ac);
+        g = step(an, g, dv[q]);
+        const T da = mul_rn(g, hv[q]);
+        const T db = mul_rn(g, xv[q]);
+        grad.dx[i] = mul_rn(g, Var ? bv[Var ? q : 0] : bc);
+        if (Var) {
+          grad.da[i] = da;
+          grad.db[i] = db;
+        } else {
+          sum_a = add_rn(sum_a, da);
+          sum_b = add_rn(sum_b, db);
+        }
+      }
     }
   }
   if (!Var) {
@@ -426,7 +463,7 @@ __device__ __noinline__ void bwd_channel_exact(ScanOperands<T> in, const T* out,
   grad.dh0[c] = mul_rn(g, Var ? load(in.a + c) : ac);
 }
 
-// Whether channel c was marked by any block of this launch (read after finish_tile).
+// Whether channel c was marked by any block of this launch (read after last_warp_of_tile).
 TLRT_DEVICE_INLINE bool marked(const uint8_t* redo, uint64_t c) {
   return *reinterpret_cast<const volatile uint8_t*>(redo + c) != 0;
 }
