@@ -291,9 +291,8 @@ tlrt::kernels::ScanOperands<double> operands_of(const Problem<double>& p) {
 }
 
 // A bound with the given channels' entries set to 0 (their values are compared bit for bit).
-template <size_t N>
 std::vector<long double> rest_bound(std::vector<long double> b, uint64_t state,
-                                    const uint64_t (&channels)[N]) {
+                                    const std::vector<uint64_t>& channels) {
   for (uint64_t i = 0; i < b.size(); ++i) {
     for (uint64_t j : channels) {
       if (i % state == j) b[i] = 0;
@@ -551,7 +550,9 @@ void marked_channels_follow_the_recurrence(uint32_t seed) {
       // Channel 3 grows by 1.5 (2 in float64) a step from max / 10^6 and overflows to +inf within
       // 35 steps; channel 5 meets NaN
       // in X, channel 7 +inf in X, channel 9 a NaN h0, channel 11 -inf in dY (the backward only),
-      // channel 13 |A| = 1 exactly (inside the preconditions).
+      // channel 13 |A| = 1 exactly (inside the preconditions). Channels in later tiles of 32
+      // (the last one partial where S is not a multiple of 32) are marked too: channel S-2 meets
+      // +inf in X, channel 33 -inf in dY (the backward only).
       const T grow = sizeof(T) == 4 ? T(1.5) : T(2);
       for (uint64_t t = 0; t < (variable ? steps : 1); ++t) {
         p.a[t * S + 3] = grow;
@@ -563,11 +564,13 @@ void marked_channels_follow_the_recurrence(uint32_t seed) {
       p.x[(steps / 2) * S + 7] = inf;
       p.h0[9] = nan;
       p.dy[(steps / 4) * S + 11] = -inf;
+      p.x[(steps / 5) * S + (S - 2)] = inf;
+      p.dy[(steps / 6) * S + 33] = -inf;
       p.out = host_fwd(p);
       Handles h = upload(p);
       const std::string what = "T " + std::to_string(steps) + " S " + std::to_string(state) +
                                (variable ? " var" : " const");
-      const uint64_t marked[] = {3, 5, 7, 9, 11};
+      const std::vector<uint64_t> marked = {3, 5, 7, 9, 11, 33, S - 2};
       auto column = [&](const std::vector<T>& v, uint64_t j) {
         std::vector<T> r;
         for (uint64_t i = j; i < v.size(); i += S) r.push_back(v[i]);
@@ -586,7 +589,7 @@ void marked_channels_follow_the_recurrence(uint32_t seed) {
       const std::vector<T> got = device_fwd(p, h);
       const std::vector<T> want = host_fwd(p);
       EXPECT_EQ(want[(steps - 1) * S + 3], inf) << what;
-      for (uint64_t j : {3, 5, 7, 9}) {
+      for (uint64_t j : {uint64_t{3}, uint64_t{5}, uint64_t{7}, uint64_t{9}, S - 2}) {
         expect_same(column(got, j), column(want, j), what + " fwd channel " + std::to_string(j));
       }
       const std::vector<long double> fb = tlrt::kernels::selective_scan_fwd_bound(ops);

@@ -24,17 +24,21 @@
 // pass; the constant variant's dA, dB sum each chunk's contribution in reverse time order inside
 // the block and a second kernel folds the per-chunk partial sums in 16 contiguous ranges of
 // chunks, then the range sums, each in reverse time order (a fixed order, so results repeat run
-// to run). Look-back flags and the ticket live in the workspace and
-// are cleared by one cudaMemsetAsync per call. Sequences of at most kExactMaxSteps steps take the
-// exact schedule in either mode (its results are valid for the fast contract too), and so do
-// calls with enough channels to fill the device with exact-schedule blocks (exact_is_faster).
+// to run). Look-back flags, the ticket and the per-tile completion counts live in the
+// workspace and are cleared by one cudaMemsetAsync per call. Sequences of at most kExactMaxSteps
+// steps take the exact schedule in either mode (its results are valid for the fast contract too),
+// and so do calls with enough channels to fill the device with exact-schedule blocks
+// (exact_is_faster).
 //
 // Preconditions of the fast schedule (SPEC-ops 13): the reassociated composition may turn an
 // overflow into inf*0 or inf-inf where the literal recurrence has inf, so a fast thread marks its
 // channel in a byte per channel of the workspace when a coefficient has |a| > 1 (or is NaN), a
 // bias, h0, state, g or output is not finite (the constant backward's fold marks non-finite
-// sums), and the exact kernel queued after the fast one recomputes exactly the marked channels
-// (its threads of unmarked channels exit at once). No host synchronisation is involved.
+// sums). The marked channels are recomputed on the literal recurrence (the exact kernels'
+// arithmetic, fwd_channel_exact / bwd_channel_exact) inside the same launch: every warp of a fast
+// block counts itself done per tile after its writes, and the warp that completes its tile's
+// count recomputes that tile's marked channels (lane = channel); the constant backward's
+// fold_chunks recomputes them after its fold. No host synchronisation or further kernel.
 #include <cuda_pipeline.h>
 #include <cuda_runtime.h>
 #include <cuda/atomic>
@@ -111,6 +115,7 @@ struct FastPlan {
   bool fast = false;
   uint64_t tiles = 0, chunks = 0, chunk_steps = 0;
   size_t agg_a = 0, agg_b = 0, inclusive = 0, part_da = 0, part_db = 0, flags = 0, ticket = 0;
+  size_t done = 0;  // per tile: blocks of the tile that have finished
   size_t redo = 0;  // one byte per channel: recompute it on the exact schedule
   size_t bytes = 0;
 };
@@ -169,7 +174,8 @@ FastPlan fast_plan(uint64_t steps, uint64_t state, size_t element_bytes, Variant
   }
   p.flags = at;
   p.ticket = at + slots * sizeof(uint32_t);
-  p.redo = p.ticket + sizeof(uint32_t);
+  p.done = p.ticket + sizeof(uint32_t);
+  p.redo = p.done + static_cast<size_t>(p.tiles) * sizeof(uint32_t);
   p.bytes = align(p.redo + static_cast<size_t>(state));
   return p;
 }
@@ -183,8 +189,9 @@ struct FastWork {
   T* part_db;
   uint32_t* flags;
   uint32_t* ticket;
+  uint32_t* done;
   uint8_t* redo;
-  uint64_t tiles;
+  uint64_t tiles, chunks;
 };
 
 template <class T>
@@ -198,8 +205,10 @@ FastWork<T> fast_work(const FastPlan& p, void* workspace) {
   w.part_db = p.part_db != 0 ? reinterpret_cast<T*>(base + p.part_db) : nullptr;
   w.flags = reinterpret_cast<uint32_t*>(base + p.flags);
   w.ticket = reinterpret_cast<uint32_t*>(base + p.ticket);
+  w.done = reinterpret_cast<uint32_t*>(base + p.done);
   w.redo = reinterpret_cast<uint8_t*>(base + p.redo);
   w.tiles = p.tiles;
+  w.chunks = p.chunks;
   return w;
 }
 
@@ -232,14 +241,13 @@ TLRT_DEVICE_INLINE void copy_async(T* shared, const T* global) {
 
 template <class T, bool Var>
 __global__ void __launch_bounds__(kExactThreads)
-    scan_fwd_exact(ScanOperands<T> in, T* __restrict__ out, const uint8_t* __restrict__ only) {
+    scan_fwd_exact(ScanOperands<T> in, T* __restrict__ out) {
   constexpr int kArrays = Var ? 3 : 1;  // X (, A, B)
   constexpr int D = ExactStage<T, kArrays>::kSteps;
   __shared__ ExactRing<T, kArrays, D> ring;
   const int tid = threadIdx.x;
   const uint64_t c = static_cast<uint64_t>(blockIdx.x) * kExactThreads + tid;
   if (c >= in.state) return;
-  if (only != nullptr && only[c] == 0) return;  // a fast-schedule result that stands
   const uint64_t S = in.state, steps = in.steps;
   const uint64_t stages = (steps + D - 1) / D;
   auto issue = [&](uint64_t s) {
@@ -286,7 +294,7 @@ __global__ void __launch_bounds__(kExactThreads)
 template <class T, bool Var>
 __global__ void __launch_bounds__(kExactThreads)
     scan_bwd_exact(ScanOperands<T> in, const T* __restrict__ out, const T* __restrict__ dy,
-                   ScanGradients<T> grad, const uint8_t* __restrict__ only) {
+                   ScanGradients<T> grad) {
   constexpr int kArrays = Var ? 5 : 3;
   constexpr int D = ExactStage<T, kArrays>::kSteps;
   constexpr int kDy = 0, kX = 1, kHp = 2, kAn = Var ? 3 : 0, kB = Var ? 4 : 0;
@@ -294,7 +302,6 @@ __global__ void __launch_bounds__(kExactThreads)
   const int tid = threadIdx.x;
   const uint64_t c = static_cast<uint64_t>(blockIdx.x) * kExactThreads + tid;
   if (c >= in.state) return;
-  if (only != nullptr && only[c] == 0) return;  // a fast-schedule result that stands
   const uint64_t S = in.state, steps = in.steps;
   const uint64_t stages = (steps + D - 1) / D;
   auto issue = [&](uint64_t s) {
@@ -355,6 +362,110 @@ __global__ void __launch_bounds__(kExactThreads)
     grad.db[c] = sum_b;
   }
   grad.dh0[c] = mul_rn(g, Var ? load(in.a + c) : ac);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The literal recurrence of one channel, for the channels the fast schedule marks: the exact
+// kernels' arithmetic (the same products and sums in the same order), read straight from global
+// memory, so a recomputed channel carries the exact schedule's (the reference's) bits.
+
+template <class T, bool Var>
+__device__ __noinline__ void fwd_channel_exact(ScanOperands<T> in, T* out, uint64_t c) {
+  // The operands of kBatch steps are loaded before the chain runs over them, so that a batch's
+  // loads are in flight together rather than one step's at a time.
+  constexpr int kBatch = 8;
+  const uint64_t S = in.state, steps = in.steps;
+  T ac = T(0), bc = T(0);
+  if (!Var) {
+    ac = load(in.a + c);
+    bc = load(in.b + c);
+  }
+  T h = load(in.h0 + c);
+  for (uint64_t t0 = 0; t0 < steps; t0 += kBatch) {
+    T xv[kBatch], av[Var ? kBatch : 1], bv[Var ? kBatch : 1];
+#pragma unroll
+    for (int q = 0; q < kBatch; ++q) {
+      if (t0 + q < steps) {
+        const uint64_t i = (t0 + q) * S + c;
+        xv[q] = load(in.x + i);
+        if (Var) {
+          av[Var ? q : 0] = load(in.a + i);
+          bv[Var ? q : 0] = load(in.b + i);
+        }
+      }
+    }
+#pragma unroll
+    for (int q = 0; q < kBatch; ++q) {
+      if (t0 + q < steps) {
+        const T a = Var ? av[Var ? q : 0] : ac;
+        const T b = Var ? bv[Var ? q : 0] : bc;
+        h = step(a, h, mul_rn(b, xv[q]));
+        out[(t0 + q) * S + c] = h;
+      }
+    }
+  }
+}
+
+template <class T, bool Var>
+__device__ __noinline__ void bwd_channel_exact(ScanOperands<T> in, const T* out, const T* dy,
+                                               ScanGradients<T> grad, uint64_t c) {
+  constexpr int kBatch = 8;  // steps whose operands are loaded before the chain runs over them
+  const uint64_t S = in.state, steps = in.steps;
+  T ac = T(0), bc = T(0);
+  if (!Var) {
+    ac = load(in.a + c);
+    bc = load(in.b + c);
+  }
+  const T h0 = load(in.h0 + c);
+  T g = T(0), sum_a = T(0), sum_b = T(0);
+  for (uint64_t u0 = 0; u0 < steps; u0 += kBatch) {
+    T dv[kBatch], xv[kBatch], hv[kBatch], anv[Var ? kBatch : 1], bv[Var ? kBatch : 1];
+#pragma unroll
+    for (int q = 0; q < kBatch; ++q) {
+      const uint64_t u = u0 + q;
+      if (u < steps) {
+        const uint64_t t = steps - 1 - u;
+        const uint64_t i = t * S + c;
+        dv[q] = load(dy + i);
+        xv[q] = load(in.x + i);
+        hv[q] = t == 0 ? h0 : load(out + (i - S));
+        if (Var) {
+          anv[Var ? q : 0] = u == 0 ? T(0) : load(in.a + (i + S));
+          bv[Var ? q : 0] = load(in.b + i);
+        }
+      }
+    }
+#pragma unroll
+    for (int q = 0; q < kBatch; ++q) {
+      const uint64_t u = u0 + q;
+      if (u < steps) {
+        const uint64_t i = (steps - 1 - u) * S + c;
+        // u == 0: fl(fl(0 * +0) + dY) = fl(+0 + dY).
+        const T an = Var ? anv[Var ? q : 0] : (u == 0 ? T(0) : ac);
+        g = step(an, g, dv[q]);
+        const T da = mul_rn(g, hv[q]);
+        const T db = mul_rn(g, xv[q]);
+        grad.dx[i] = mul_rn(g, Var ? bv[Var ? q : 0] : bc);
+        if (Var) {
+          grad.da[i] = da;
+          grad.db[i] = db;
+        } else {
+          sum_a = add_rn(sum_a, da);
+          sum_b = add_rn(sum_b, db);
+        }
+      }
+    }
+  }
+  if (!Var) {
+    grad.da[c] = sum_a;
+    grad.db[c] = sum_b;
+  }
+  grad.dh0[c] = mul_rn(g, Var ? load(in.a + c) : ac);
+}
+
+// Whether channel c was marked by any block of this launch (read after last_warp_of_tile).
+TLRT_DEVICE_INLINE bool marked(const uint8_t* redo, uint64_t c) {
+  return *reinterpret_cast<const volatile uint8_t*>(redo + c) != 0;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -459,6 +570,26 @@ __device__ T resolve_carry(const FastWork<T>& w, uint64_t tile, uint64_t chunk, 
   return carry;
 }
 
+// Called by every thread of a fast block once its outputs and marks are written: true in the warp
+// that finishes its tile last (every warp of every chunk of the tile counts itself done after its
+// own writes), which can then read every mark of the tile and recompute the marked channels on
+// the literal recurrence (lane = channel), so that no second kernel is queued for them. Warps
+// rather than blocks count, so no block barrier is added to the fast kernels.
+template <class T>
+TLRT_DEVICE_INLINE bool last_warp_of_tile(const FastWork<T>& w, uint64_t tile) {
+  __threadfence();
+  __syncwarp();
+  uint32_t last = 0;
+  if (threadIdx.x % kTileChannels == 0) {
+    cuda::atomic_ref<uint32_t, cuda::thread_scope_device> done(w.done[tile]);
+    last = done.fetch_add(1u, cuda::memory_order_acq_rel) + 1 == w.chunks * kSegments;
+  }
+  last = __shfl_sync(kFullMask, last, 0);
+  if (last == 0) return false;
+  __threadfence();
+  return true;
+}
+
 template <class T, bool Var, int K>
 __global__ void __launch_bounds__(kFastThreads, fast_forward_blocks_per_sm<T, Var>())
     scan_fwd_fast(ScanOperands<T> in, T* __restrict__ out, FastWork<T> w) {
@@ -479,6 +610,9 @@ __global__ void __launch_bounds__(kFastThreads, fast_forward_blocks_per_sm<T, Va
   const bool live = c < S;
   const uint64_t t0 =
       chunk * (static_cast<uint64_t>(kSegments) * K) + static_cast<uint64_t>(seg) * K;
+  // Steps of this thread inside the sequence (0 for a channel past the end): small-integer
+  // compares instead of 64-bit positions kept live through the block.
+  const int n = !live || t0 >= in.steps ? 0 : (in.steps - t0 < K ? int(in.steps - t0) : K);
 
   T ac = T(1), bc = T(0);
   if (!Var && live) {
@@ -489,9 +623,8 @@ __global__ void __launch_bounds__(kFastThreads, fast_forward_blocks_per_sm<T, Va
   T av_[Var ? K : 1], bv[K];
 #pragma unroll
   for (int k = 0; k < K; ++k) {
-    const uint64_t t = t0 + k;
-    if (live && t < in.steps) {
-      const uint64_t i = t * S + c;
+    if (k < n) {
+      const uint64_t i = (t0 + k) * S + c;
       const T x = load(in.x + i);
       av_[Var ? k : 0] = Var ? load(in.a + i) : ac;
       bv[k] = mul_rn(Var ? load(in.b + i) : bc, x);
@@ -504,11 +637,11 @@ __global__ void __launch_bounds__(kFastThreads, fast_forward_blocks_per_sm<T, Va
     if constexpr (Var) {
       return av_[k];
     } else {
-      return live && t0 + k < in.steps ? ac : T(1);
+      return k < n ? ac : T(1);
     }
   };
   // Any step outside the preconditions or any non-finite state sends the channel to the exact
-  // schedule (the kernel queued after this one).
+  // schedule (the tile's last warp, below).
   bool redo = false;
 #pragma unroll
   for (int k = 0; k < K; ++k) redo = redo || outside(av(k), bv[k]);
@@ -535,17 +668,23 @@ __global__ void __launch_bounds__(kFastThreads, fast_forward_blocks_per_sm<T, Va
   T h = s_carry[lane];
   T pa, pb;
   if (compose_segments<T>(s_a, s_b, seg, lane, pa, pb)) h = step(pa, h, pb);
-  if (!live) return;
+  if (live) {
+    T* o = out + (t0 * S + c);
 #pragma unroll
-  for (int k = 0; k < K; ++k) {
-    const uint64_t t = t0 + k;
-    if (t < in.steps) {
-      h = step(av(k), h, bv[k]);
-      out[t * S + c] = h;
-      redo = redo || !isfinite(h);
+    for (int k = 0; k < K; ++k) {
+      if (k < n) {
+        h = step(av(k), h, bv[k]);
+        o[k * S] = h;
+        redo = redo || !isfinite(h);
+      }
     }
+    if (redo) w.redo[c] = 1;
   }
-  if (redo) w.redo[c] = 1;
+  // The channels marked anywhere in the tile, on the literal recurrence (the warp that finishes
+  // the tile last).
+  if (last_warp_of_tile(w, tile) && live && marked(w.redo, c)) {
+    fwd_channel_exact<T, Var>(in, out, c);
+  }
 }
 
 // Backward in reverse time: position u = T-1-t; coefficient an_u = A_{t+1} (0 at u = 0), bias
@@ -612,7 +751,7 @@ __global__ void __launch_bounds__(kFastThreads)
     }
   };
   // Any step outside the preconditions or any non-finite g or output sends the channel to the
-  // exact schedule (the kernel queued after this one).
+  // exact schedule (the tile's last warp or, in the constant variant, fold_chunks).
   bool redo = false;
 #pragma unroll
   for (int k = 0; k < K; ++k) redo = redo || outside(an(k), dv[k]);
@@ -664,7 +803,13 @@ __global__ void __launch_bounds__(kFastThreads)
     }
   }
   if (live && redo) w.redo[c] = 1;
-  if (!Var) {
+  if (Var) {
+    // The variable variant's marked channels, as in the forward; the constant variant's are
+    // recomputed by fold_chunks, after their dA, dB are folded.
+    if (last_warp_of_tile(w, tile) && live && marked(w.redo, c)) {
+      bwd_channel_exact<T, true>(in, out, dy, grad, c);
+    }
+  } else {
     // The chunk's partial sums, segments in reverse time order.
     __syncthreads();  // every thread has read s_a / s_b
     s_a[seg][lane] = sum_a;
@@ -686,16 +831,17 @@ __global__ void __launch_bounds__(kFastThreads)
 // time steps): a block takes 32 channels, its warp g folds the g-th of kFoldGroups contiguous
 // ranges of chunks in reverse time order from +0 (many independent loads in flight instead of
 // one serial chain of loads per channel), and warp 0 folds the range sums in the same order
-// from +0. A fixed order, so results repeat run to run. A non-finite sum sends the channel to the
-// exact schedule (queued after this kernel).
+// from +0. A fixed order, so results repeat run to run. A channel the fast kernel marked, or
+// whose sums are not finite, is then recomputed on the literal recurrence by its lane.
 constexpr int kFoldGroups = 16;
 static_assert(kExactThreads == kTileChannels, "fold_chunks is launched on the exact grid");
 
 template <class T>
 __global__ void __launch_bounds__(kTileChannels* kFoldGroups)
-    fold_chunks(const T* __restrict__ part_da, const T* __restrict__ part_db, uint64_t chunks,
-                uint64_t state, T* __restrict__ da, T* __restrict__ db,
-                uint8_t* __restrict__ redo) {
+    fold_chunks(ScanOperands<T> in, const T* __restrict__ out, const T* __restrict__ dy,
+                ScanGradients<T> grad, const T* __restrict__ part_da, const T* __restrict__ part_db,
+                uint64_t chunks, const uint8_t* __restrict__ redo) {
+  const uint64_t state = in.state;
   __shared__ T s_sa[kFoldGroups][kTileChannels];
   __shared__ T s_sb[kFoldGroups][kTileChannels];
   const int lane = threadIdx.x % kTileChannels, group = threadIdx.x / kTileChannels;
@@ -735,9 +881,13 @@ __global__ void __launch_bounds__(kTileChannels* kFoldGroups)
     fa = add_rn(fa, s_sa[g][lane]);
     fb = add_rn(fb, s_sb[g][lane]);
   }
-  da[c] = fa;
-  db[c] = fb;
-  if (!isfinite(fa) || !isfinite(fb)) redo[c] = 1;
+  if (isfinite(fa) && isfinite(fb) && redo[c] == 0) {
+    grad.da[c] = fa;
+    grad.db[c] = fb;
+  } else {
+    // A channel the fast kernel marked or whose sums are not finite: the literal recurrence.
+    bwd_channel_exact<T, false>(in, out, dy, grad, c);
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -791,17 +941,14 @@ void selective_scan_fwd_cuda(const ScanOperands<T>& in, T* out, bool exact, void
           ? FastPlan{}
           : fast_plan(in.steps, in.state, sizeof(T), in.variable ? Variant::var_fwd : Variant::fwd,
                       exact, current_sm_count(op));
-  const dim3 exact_blocks = exact_grid(in.state, op);
-  auto run_exact = [&](const uint8_t* only) {
+  if (!p.fast) {
+    const dim3 exact_blocks = exact_grid(in.state, op);
     if (in.variable) {
-      scan_fwd_exact<T, true><<<exact_blocks, kExactThreads, 0, stream>>>(in, out, only);
+      scan_fwd_exact<T, true><<<exact_blocks, kExactThreads, 0, stream>>>(in, out);
     } else {
-      scan_fwd_exact<T, false><<<exact_blocks, kExactThreads, 0, stream>>>(in, out, only);
+      scan_fwd_exact<T, false><<<exact_blocks, kExactThreads, 0, stream>>>(in, out);
     }
     check_launch(op);
-  };
-  if (!p.fast) {
-    run_exact(nullptr);
     return;
   }
   clear_flags(p, workspace, stream, op);
@@ -813,8 +960,7 @@ void selective_scan_fwd_cuda(const ScanOperands<T>& in, T* out, bool exact, void
   } else {
     scan_fwd_fast<T, false, K><<<grid, kFastThreads, 0, stream>>>(in, out, w);
   }
-  check_launch(op);
-  run_exact(w.redo);  // the channels the fast schedule marked, on the literal recurrence
+  check_launch(op);  // its tiles' last warps recompute the marked channels
 }
 
 template <class T>
@@ -829,16 +975,13 @@ void selective_scan_bwd_cuda(const ScanOperands<T>& in, const T* out, const T* d
           : fast_plan(in.steps, in.state, sizeof(T), in.variable ? Variant::var_bwd : Variant::bwd,
                       exact, current_sm_count(op));
   const dim3 exact_blocks = exact_grid(in.state, op);
-  auto run_exact = [&](const uint8_t* only) {
+  if (!p.fast) {
     if (in.variable) {
-      scan_bwd_exact<T, true><<<exact_blocks, kExactThreads, 0, stream>>>(in, out, dy, grad, only);
+      scan_bwd_exact<T, true><<<exact_blocks, kExactThreads, 0, stream>>>(in, out, dy, grad);
     } else {
-      scan_bwd_exact<T, false><<<exact_blocks, kExactThreads, 0, stream>>>(in, out, dy, grad, only);
+      scan_bwd_exact<T, false><<<exact_blocks, kExactThreads, 0, stream>>>(in, out, dy, grad);
     }
     check_launch(op);
-  };
-  if (!p.fast) {
-    run_exact(nullptr);
     return;
   }
   clear_flags(p, workspace, stream, op);
@@ -851,11 +994,11 @@ void selective_scan_bwd_cuda(const ScanOperands<T>& in, const T* out, const T* d
   } else {
     scan_bwd_fast<T, false, K><<<grid, kFastThreads, 0, stream>>>(in, out, dy, grad, w);
     check_launch(op);
+    // Folds dA, dB and recomputes the marked channels.
     fold_chunks<T><<<exact_blocks, kTileChannels * kFoldGroups, 0, stream>>>(
-        w.part_da, w.part_db, p.chunks, in.state, grad.da, grad.db, w.redo);
+        in, out, dy, grad, w.part_da, w.part_db, p.chunks, w.redo);
     check_launch(op);
   }
-  run_exact(w.redo);  // the channels the fast schedule marked, on the literal recurrence
 }
 
 template void selective_scan_fwd_cuda<float>(const ScanOperands<float>&, float*, bool, void*,
