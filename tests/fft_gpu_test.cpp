@@ -332,7 +332,9 @@ TEST_F(FftGpu, ChunkedInverseWithinTheBound) {
         EXPECT_EQ((c.chunks - 1) * c.rows + c.last_rows, batch);
         EXPECT_LE(c.last_rows, c.rows);
         // cuFFT needs every chunk's output aligned to the complex type: even rows for odd n.
-        if (n % 2 == 1) EXPECT_EQ(c.rows % 2, 0u) << f64 << " " << n << " " << batch;
+        if (n % 2 == 1) {
+          EXPECT_EQ(c.rows % 2, 0u) << f64 << " " << n << " " << batch;
+        }
       }
     }
   }
