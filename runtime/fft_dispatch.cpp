@@ -136,8 +136,10 @@ uint64_t chunk_bytes() {
 // The chunk count nearest to spectrum / target (at most kMaxChunks), or from there up to twice
 // that the first count that divides the batch (one plan for every chunk), so a chunk holds from
 // half the target to a quarter above it (more past kMaxChunks); where none divides, equal chunks
-// and a shorter last one (a second plan). Under two chunks: one piece.
-IrfftChunking chunking_for(uint64_t batch, uint64_t row_bytes) {
+// and a shorter last one (a second plan). Under two chunks: one piece. Rows per chunk are a
+// multiple of `unit`: cuFFT takes only output pointers aligned to the complex type, so for odd n a
+// chunk starts at an even row (unit 2).
+IrfftChunking chunking_for(uint64_t batch, uint64_t row_bytes, uint64_t unit) {
   IrfftChunking c{1, batch, batch};
   const uint64_t target = chunk_bytes();
   if (target == 0 || row_bytes == 0 || batch < 2) return c;
@@ -153,7 +155,10 @@ IrfftChunking chunking_for(uint64_t batch, uint64_t row_bytes) {
       break;
     }
   }
-  c.rows = (batch + count - 1) / count;
+  const uint64_t rows = (batch + count - 1) / count;
+  const uint64_t aligned_rows = (rows + unit - 1) / unit * unit;
+  if (aligned_rows >= batch) return c;
+  c.rows = aligned_rows;
   c.chunks = (batch + c.rows - 1) / c.rows;
   c.last_rows = batch - (c.chunks - 1) * c.rows;
   return c;
@@ -220,7 +225,7 @@ void set_fft_chunk_bytes(uint64_t bytes) {
 
 IrfftChunking irfft1d_chunking(bool f64, uint64_t batch, uint64_t n) {
   if (n <= 1) return IrfftChunking{batch == 0 ? uint64_t{0} : uint64_t{1}, batch, batch};
-  return chunking_for(batch, kernels::fft_bins(n) * 2 * (f64 ? 8 : 4));
+  return chunking_for(batch, kernels::fft_bins(n) * 2 * (f64 ? 8 : 4), n % 2 == 0 ? 1 : 2);
 }
 
 void set_fft_load_callbacks(bool enabled) {
@@ -356,7 +361,8 @@ std::unique_ptr<Buffer> irfft1d_packed(const Buffer& spec, uint64_t batch, uint6
         // instead of the result). A large batch goes in chunks of rows whose copy stays in L2
         // until its C2R reads it; every chunk reuses the same block, in stream order.
         const uint64_t row_elems = bins * 2;
-        const IrfftChunking chunking = chunking_for(batch, row_elems * sizeof(T));
+        const IrfftChunking chunking =
+            chunking_for(batch, row_elems * sizeof(T), n % 2 == 0 ? 1 : 2);
         PlanLease plan = acquire_plan(row_plan<T>(FftDirection::c2r, chunking.rows, n), op);
         std::optional<PlanLease> last;
         if (chunking.last_rows != chunking.rows) {
