@@ -127,15 +127,31 @@ TEST_F(SoftmaxGpu, UnalignedRowsOfEveryPath) {
   }
 }
 
-// Aligned rows of 257 to 1024 float32 (129 to 512 float64) elements take the pipelined warp
-// kernel, whose warps stream through several rows each (the next row's copies in flight) only
-// when there are more rows than resident warps: 6000 rows are more than any current GPU holds.
+// Aligned masked rows of 257 to 1024 float32 (129 to 512 float64) elements take the pipelined
+// warp kernel (unmasked ones two rows per warp in registers), whose warps stream through several
+// rows each (the next row's copies in flight) only when there are more rows than resident warps:
+// 6000 rows are more than any current GPU holds.
 TEST_F(SoftmaxGpu, AlignedRowsStreamedPerWarp) {
   uint64_t key = 500;
   for (bool masked : {true, false}) {
     for (uint64_t cols : {300, 1000, 1024})
       check_rows<float>(6000, cols, key++ * 1000003, 0, masked);
     for (uint64_t cols : {132, 500}) check_rows<double>(6000, cols, key++ * 1000003, 0, masked);
+  }
+}
+
+// Unmasked rows of more than 16 chunks take two rows per warp in registers (float32, and float64
+// rows of up to 512 elements): row counts that leave the last warp one row short, aligned
+// (16-byte path) and not (scalar path), beside the float64 rows too long for two in flight.
+TEST_F(SoftmaxGpu, UnmaskedRowsTwoPerWarp) {
+  uint64_t key = 900;
+  for (uint64_t offset : {0, 1}) {
+    for (uint64_t rows : {1, 37, 6001}) {
+      for (uint64_t cols : {128, 200, 1000, 1024})
+        check_rows<float>(rows, cols, key++ * 1000003, offset, false);
+      for (uint64_t cols : {100, 500, 1000})
+        check_rows<double>(rows, cols, key++ * 1000003, offset, false);
+    }
   }
 }
 

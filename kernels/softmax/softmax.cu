@@ -4,9 +4,12 @@
 //   * rows of at most 1024 elements: G lanes per row (G the smallest power of two that covers a
 //     row of at most 32 chunks, else a whole warp), the row in registers (each lane holds N
 //     chunks of V adjacent elements), 16-byte loads and stores when the pointers are 16-byte
-//     aligned and V divides cols; on that 16-byte path rows of 257 to 1024 float32 (129 to 512
-//     float64) go through shared memory by asynchronous copies, a warp's next row in flight while
-//     it works on one (rows_pipe_kernel, the same lane layout and sum order);
+//     aligned and V divides cols; on that 16-byte path masked rows of 257 to 1024 float32 (129 to
+//     512 float64) go through shared memory by asynchronous copies, a warp's next row in flight
+//     while it works on one (rows_pipe_kernel, the same lane layout and sum order); unmasked rows
+//     of more than 16 chunks (a whole warp) take two rows per warp in registers, every load of both
+//     issued first (float64 rows of more than 512 elements one: the registers of two would halve
+//     the resident warps);
 //   * rows of up to 16k float32 (8k float64) elements: a block per row, the row held in shared
 //     memory, the mask bits in shared memory words built with warp shuffles;
 //   * longer rows whose rest fits in one block's shared memory (up to about 70k float32 or 36k
@@ -27,6 +30,7 @@
 // reproducible run to run. Rows are grid-strided (grids are capped), so any row count works.
 #include <cuda_runtime.h>
 
+#include <atomic>
 #include <cstdint>
 
 #include "kernels/common/launch.cuh"
@@ -134,6 +138,25 @@ __device__ __forceinline__ void store_chunk_streaming(T* p, const T (&v)[V]) {
   }
 }
 
+// load_chunk with the streaming (evict-first) cache hint: scores and mask are read once.
+template <class T, int V>
+__device__ __forceinline__ void load_chunk_streaming(const T* p, T (&v)[V]) {
+  if constexpr (V == 1) {
+    v[0] = __ldcs(p);
+  } else {
+    const typename Vec<T>::type q = __ldcs(reinterpret_cast<const typename Vec<T>::type*>(p));
+    if constexpr (V == 4) {
+      v[0] = q.x;
+      v[1] = q.y;
+      v[2] = q.z;
+      v[3] = q.w;
+    } else {
+      v[0] = q.x;
+      v[1] = q.y;
+    }
+  }
+}
+
 template <class T>
 __device__ __forceinline__ T warp_max(T v) {
   for (int o = 16; o > 0; o >>= 1) v = nan_max(v, __shfl_xor_sync(kFullMask, v, o));
@@ -190,81 +213,95 @@ __device__ __forceinline__ uint32_t group_or(uint32_t v) {
   return v;
 }
 
-template <class T, int V, int N, int G, bool kMasked>
+// P rows per group at once (P > 1 for long unmasked rows): every load of the P rows is issued
+// before any loaded value is used, so a warp has P rows in flight; each row is reduced exactly as
+// with P = 1 (the same lanes, the same per-lane and shuffle order), so the bits do not depend on P.
+template <class T, int V, int N, int G, int P, bool kMasked>
 __global__ void __launch_bounds__(kThreads)
     rows_warp_kernel(const T* __restrict__ scores, const T* __restrict__ mask, uint64_t rows,
                      uint64_t cols, T* __restrict__ out) {
   static_assert(N * V <= 32, "one mask bit per register element");
   static_assert(G >= 1 && G <= 32 && (G & (G - 1)) == 0, "a power-of-two group");
-  constexpr uint64_t kRowsPerWarp = 32 / G;
+  static_assert(P >= 1, "at least one row per group");
+  constexpr uint64_t kGroups = 32 / G;
+  constexpr uint64_t kRowsPerWarp = kGroups * P;
   const int lane = threadIdx.x & 31;
   const int gl = lane % G;  // lane within the row's group
   const uint64_t warps = blockDim.x >> 5;
   const uint64_t warp = static_cast<uint64_t>(blockIdx.x) * warps + (threadIdx.x >> 5);
   const uint64_t warp_stride = static_cast<uint64_t>(gridDim.x) * warps;
   for (uint64_t first = warp * kRowsPerWarp; first < rows; first += warp_stride * kRowsPerWarp) {
-    const uint64_t row = first + static_cast<uint64_t>(lane / G);
-    const bool live = row < rows;
-    const uint64_t base = live ? row * cols : 0;
-    T v[N][V];
-    T mk[N][V];
-    // Every load of the row is issued before any loaded value is used, so that a lane has all of
-    // its chunks (scores and mask) in flight at once. V divides cols, so a chunk that starts in
-    // the row lies in it.
+    uint64_t base[P];
+    bool live[P];
+    T v[P][N][V];
+    T mk[P][N][V];
+    // Every load of the P rows is issued before any loaded value is used, so that a lane has all
+    // of its chunks (scores and mask) in flight at once. V divides cols, so a chunk that starts in
+    // the row lies in it. Group g takes rows first + p * kGroups + g.
 #pragma unroll
-    for (int k = 0; k < N; ++k) {
-      const uint64_t c = (static_cast<uint64_t>(k) * G + gl) * V;
+    for (int p = 0; p < P; ++p) {
+      const uint64_t row =
+          first + static_cast<uint64_t>(p) * kGroups + static_cast<uint64_t>(lane / G);
+      live[p] = row < rows;
+      base[p] = live[p] ? row * cols : 0;
 #pragma unroll
-      for (int j = 0; j < V; ++j) {
-        v[k][j] = T(0);
-        mk[k][j] = T(0);
-      }
-      if (live && c < cols) {
-        load_chunk<T, V>(scores + base + c, v[k]);
-        if constexpr (kMasked) load_chunk<T, V>(mask + base + c, mk[k]);
-      }
-    }
-    uint32_t allowed = 0;
-    T m = neg_inf<T>();
-#pragma unroll
-    for (int k = 0; k < N; ++k) {
-      const uint64_t c = (static_cast<uint64_t>(k) * G + gl) * V;
-      const bool in = live && c < cols;
-#pragma unroll
-      for (int j = 0; j < V; ++j) {
-        if (in && (!kMasked || mk[k][j] != T(0))) {
-          allowed |= 1u << (k * V + j);
-          m = nan_max(m, v[k][j]);
-        }
-      }
-    }
-    const bool any = group_or<G>(allowed) != 0;
-    m = group_max<G>(m);
-    // Branch-free: exp of every register element, blocked ones replaced by +0 (adding +0 leaves
-    // the sum's bits unchanged, so the sum is that of the allowed terms in the same order).
-    T sum = T(0);
-#pragma unroll
-    for (int k = 0; k < N; ++k) {
-#pragma unroll
-      for (int j = 0; j < V; ++j) {
-        const T e = exp_of(v[k][j] - m);
-        v[k][j] = ((allowed >> (k * V + j)) & 1u) ? e : T(0);
-        sum += v[k][j];
-      }
-    }
-    sum = group_sum<G>(sum);
-    if (!any) sum = T(1);  // no allowed entry: every output is +0 and nothing divides
-#pragma unroll
-    for (int k = 0; k < N; ++k) {
-      const uint64_t c = (static_cast<uint64_t>(k) * G + gl) * V;
-      if (live && c < cols) {
-        T y[V];
+      for (int k = 0; k < N; ++k) {
+        const uint64_t c = (static_cast<uint64_t>(k) * G + gl) * V;
 #pragma unroll
         for (int j = 0; j < V; ++j) {
-          const T q = v[k][j] / sum;
-          y[j] = ((allowed >> (k * V + j)) & 1u) ? q : T(0);
+          v[p][k][j] = T(0);
+          mk[p][k][j] = T(0);
         }
-        store_chunk_streaming<T, V>(out + base + c, y);
+        if (live[p] && c < cols) {
+          load_chunk_streaming<T, V>(scores + base[p] + c, v[p][k]);
+          if constexpr (kMasked) load_chunk_streaming<T, V>(mask + base[p] + c, mk[p][k]);
+        }
+      }
+    }
+#pragma unroll
+    for (int p = 0; p < P; ++p) {
+      uint32_t allowed = 0;
+      T m = neg_inf<T>();
+#pragma unroll
+      for (int k = 0; k < N; ++k) {
+        const uint64_t c = (static_cast<uint64_t>(k) * G + gl) * V;
+        const bool in = live[p] && c < cols;
+#pragma unroll
+        for (int j = 0; j < V; ++j) {
+          if (in && (!kMasked || mk[p][k][j] != T(0))) {
+            allowed |= 1u << (k * V + j);
+            m = nan_max(m, v[p][k][j]);
+          }
+        }
+      }
+      const bool any = group_or<G>(allowed) != 0;
+      m = group_max<G>(m);
+      // Branch-free: exp of every register element, blocked ones replaced by +0 (adding +0 leaves
+      // the sum's bits unchanged, so the sum is that of the allowed terms in the same order).
+      T sum = T(0);
+#pragma unroll
+      for (int k = 0; k < N; ++k) {
+#pragma unroll
+        for (int j = 0; j < V; ++j) {
+          const T e = exp_of(v[p][k][j] - m);
+          v[p][k][j] = ((allowed >> (k * V + j)) & 1u) ? e : T(0);
+          sum += v[p][k][j];
+        }
+      }
+      sum = group_sum<G>(sum);
+      if (!any) sum = T(1);  // no allowed entry: every output is +0 and nothing divides
+#pragma unroll
+      for (int k = 0; k < N; ++k) {
+        const uint64_t c = (static_cast<uint64_t>(k) * G + gl) * V;
+        if (live[p] && c < cols) {
+          T y[V];
+#pragma unroll
+          for (int j = 0; j < V; ++j) {
+            const T q = v[p][k][j] / sum;
+            y[j] = ((allowed >> (k * V + j)) & 1u) ? q : T(0);
+          }
+          store_chunk_streaming<T, V>(out + base[p] + c, y);
+        }
       }
     }
   }
@@ -863,21 +900,90 @@ __global__ void __launch_bounds__(kThreads)
 // ---------------------------------------------------------------------------------------------
 // Launch selection.
 
+constexpr int kMaxDevices = 64;  // devices whose per-kernel launch setup is cached
+
+int current_device(const char* op) {
+  int device = 0;
+  check_cuda(cudaGetDevice(&device), op, "cudaGetDevice");
+  return device;
+}
+
+// The cached value of device's slot, or 0 (not cached yet, or a device past the cache).
+int cached(const std::atomic<int>* cache, int device) {
+  return device >= 0 && device < kMaxDevices ? cache[device].load(std::memory_order_relaxed) : 0;
+}
+void remember(std::atomic<int>* cache, int device, int value) {
+  if (device >= 0 && device < kMaxDevices) cache[device].store(value, std::memory_order_relaxed);
+}
+
+// The largest dynamic shared memory a block of the current device may opt into.
+uint64_t smem_optin_bytes(const char* op) {
+  static std::atomic<int> cache[kMaxDevices];
+  const int device = current_device(op);
+  int bytes = cached(cache, device);
+  if (bytes != 0) return static_cast<uint64_t>(bytes);
+  check_cuda(cudaDeviceGetAttribute(&bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin, device), op,
+             "cudaDeviceGetAttribute(max shared memory per block opt-in)");
+  remember(cache, device, bytes);
+  return static_cast<uint64_t>(bytes);
+}
+
+// Lets `kernel` use all the dynamic shared memory the device allows next to its static shared
+// memory, once per device (cache: one slot per device, owned by the kernel's caller).
+void allow_all_dynamic_smem(const void* kernel, std::atomic<int>* cache, const char* op) {
+  const int device = current_device(op);
+  if (cached(cache, device) != 0) return;
+  cudaFuncAttributes attributes{};
+  check_cuda(cudaFuncGetAttributes(&attributes, kernel), op, "cudaFuncGetAttributes");
+  const uint64_t optin = smem_optin_bytes(op);
+  const uint64_t fixed = attributes.sharedSizeBytes;
+  check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                  static_cast<int>(optin > fixed ? optin - fixed : 0)),
+             op, "cudaFuncSetAttribute(max dynamic shared memory)");
+  remember(cache, device, 1);
+}
+
+template <class T, int V>
+void allow_smem_kernel(const char* op) {
+  static std::atomic<int> cache[kMaxDevices];
+  allow_all_dynamic_smem(reinterpret_cast<const void*>(rows_smem_kernel<T, V>), cache, op);
+}
+template <class T, int V, int R, bool kMasked>
+void allow_hybrid_kernel(const char* op) {
+  static std::atomic<int> cache[kMaxDevices];
+  allow_all_dynamic_smem(reinterpret_cast<const void*>(rows_hybrid_kernel<T, V, R, kMasked>), cache,
+                         op);
+}
+
+// Unmasked rows in flight per group: two while a lane's two rows take at most 256 bytes of
+// registers (every float32 row, float64 rows up to 32 N V = 512 elements), else one (two would
+// exceed 128 registers per thread and halve the resident warps).
+template <class T, int V, int N>
+constexpr int kRowsInFlight = N* V * sizeof(T) <= 128 ? 2 : 1;
+
+// G lanes per row; unmasked rows take kRowsInFlight rows per group at once, masked rows (twice the
+// registers per row) one.
 template <class T, int V, int N, int G>
 void launch_warp(const T* s, const T* mk, uint64_t rows, uint64_t cols, T* out,
                  cudaStream_t stream) {
-  constexpr uint64_t kRowsPerBlock = kThreads / G;
-  const dim3 grid = grid_for(rows, kRowsPerBlock, kRowGridCap);
   if (mk != nullptr) {
-    rows_warp_kernel<T, V, N, G, true><<<grid, kThreads, 0, stream>>>(s, mk, rows, cols, out);
+    const dim3 grid = grid_for(rows, kThreads / G, kRowGridCap);
+    rows_warp_kernel<T, V, N, G, 1, true><<<grid, kThreads, 0, stream>>>(s, mk, rows, cols, out);
   } else {
-    rows_warp_kernel<T, V, N, G, false><<<grid, kThreads, 0, stream>>>(s, mk, rows, cols, out);
+    constexpr int P = G == 32 ? kRowsInFlight<T, V, N> : 1;
+    const dim3 grid = grid_for(rows, static_cast<uint64_t>(kThreads / G) * P, kRowGridCap);
+    rows_warp_kernel<T, V, N, G, P, false><<<grid, kThreads, 0, stream>>>(s, mk, rows, cols, out);
   }
 }
 
+// Resident blocks per SM of rows_pipe_kernel<T, N, kMasked> on the current device; its shared
+// memory attributes are set on the first call per device.
 template <class T, int N, bool kMasked>
-void launch_pipe_as(const T* s, const T* mk, uint64_t rows, uint64_t cols, T* out,
-                    cudaStream_t stream, const char* op) {
+int pipe_blocks_per_sm(const char* op) {
+  static std::atomic<int> cache[kMaxDevices];
+  const int device = current_device(op);
+  const int known = cached(cache, device);
+  if (known != 0) return known;
   const auto kernel = rows_pipe_kernel<T, N, kMasked>;
   const uint64_t bytes = pipe_smem_bytes<T, N, kMasked>();
   check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
@@ -887,30 +993,34 @@ void launch_pipe_as(const T* s, const T* mk, uint64_t rows, uint64_t cols, T* ou
   check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
                                   cudaSharedmemCarveoutMaxShared),
              op, "cudaFuncSetAttribute(preferred shared memory carveout)");
-  // As many blocks as are resident at once (each warp then streams through several rows, its
-  // next row's copies in flight while it works), fewer when there are fewer rows.
   int per_sm = 0;
   check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kPipeThreads,
                                                            static_cast<size_t>(bytes)),
              op, "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
-  const uint64_t resident = static_cast<uint64_t>(per_sm > 0 ? per_sm : 1) * current_sm_count(op);
-  const dim3 grid = grid_for(rows, kPipeThreads / 32, resident);
-  kernel<<<grid, kPipeThreads, bytes, stream>>>(s, mk, rows, cols, out);
+  per_sm = per_sm > 0 ? per_sm : 1;
+  remember(cache, device, per_sm);
+  return per_sm;
 }
 
-template <class T, int N>
-void launch_pipe(const T* s, const T* mk, uint64_t rows, uint64_t cols, T* out, cudaStream_t stream,
-                 const char* op) {
-  if (mk != nullptr) {
-    launch_pipe_as<T, N, true>(s, mk, rows, cols, out, stream, op);
-  } else {
-    launch_pipe_as<T, N, false>(s, mk, rows, cols, out, stream, op);
-  }
+template <class T, int N, bool kMasked>
+void launch_pipe_as(const T* s, const T* mk, uint64_t rows, uint64_t cols, T* out,
+                    cudaStream_t stream, const char* op) {
+  // As many blocks as are resident at once (each warp then streams through several rows, its
+  // next row's copies in flight while it works), fewer when there are fewer rows.
+  const uint64_t resident =
+      static_cast<uint64_t>(pipe_blocks_per_sm<T, N, kMasked>(op)) * current_sm_count(op);
+  const dim3 grid = grid_for(rows, kPipeThreads / 32, resident);
+  rows_pipe_kernel<T, N, kMasked>
+      <<<grid, kPipeThreads, pipe_smem_bytes<T, N, kMasked>(), stream>>>(s, mk, rows, cols, out);
 }
 
 // Rows of at most 32 V elements: G = the smallest power of two with G V >= cols, one chunk per
-// lane. Longer rows (<= 1024): a whole warp, N = the smallest power of two with 32 N V >= cols;
-// on the 16-byte path with N = 4 or 8 through shared memory (rows_pipe_kernel).
+// lane. Longer rows (<= 1024): a whole warp, N = the smallest power of two with 32 N V >= cols.
+// Unmasked rows of more than 16 chunks: two rows per warp in registers (kRowsInFlight), all their
+// loads in flight at once (8 KB per warp for 1024 float32 at up to 128 registers per thread, so
+// 16 warps and 128 KB in flight per SM, without a trip through shared memory). Masked rows on the
+// 16-byte path with N = 4 or 8: through shared memory (rows_pipe_kernel), whose asynchronous copies
+// hold no registers while the scores and the mask of the next row are in flight.
 template <class T, int V>
 void dispatch_warp(const T* s, const T* mk, uint64_t rows, uint64_t cols, T* out,
                    cudaStream_t stream, const char* op) {
@@ -923,28 +1033,19 @@ void dispatch_warp(const T* s, const T* mk, uint64_t rows, uint64_t cols, T* out
   if (chunks <= 32) return launch_warp<T, V, 1, 32>(s, mk, rows, cols, out, stream);
   if (chunks <= 64) return launch_warp<T, V, 2, 32>(s, mk, rows, cols, out, stream);
   if constexpr (V > 1) {
-    if (chunks <= 128) return launch_pipe<T, 4>(s, mk, rows, cols, out, stream, op);
-    if (chunks <= 256) return launch_pipe<T, 8>(s, mk, rows, cols, out, stream, op);
-  } else {
-    if (chunks <= 128) return launch_warp<T, V, 4, 32>(s, mk, rows, cols, out, stream);
-    if (chunks <= 256) return launch_warp<T, V, 8, 32>(s, mk, rows, cols, out, stream);
+    if (mk != nullptr) {
+      if (chunks <= 128) return launch_pipe_as<T, 4, true>(s, mk, rows, cols, out, stream, op);
+      if (chunks <= 256) return launch_pipe_as<T, 8, true>(s, mk, rows, cols, out, stream, op);
+    }
   }
+  if (chunks <= 128) return launch_warp<T, V, 4, 32>(s, mk, rows, cols, out, stream);
+  if (chunks <= 256) return launch_warp<T, V, 8, 32>(s, mk, rows, cols, out, stream);
   if constexpr (V <= 2) {
     if (chunks <= 512) return launch_warp<T, V, 16, 32>(s, mk, rows, cols, out, stream);
   }
   if constexpr (V == 1) {
     launch_warp<T, V, 32, 32>(s, mk, rows, cols, out, stream);
   }
-}
-
-// The largest dynamic shared memory a block of the current device may opt into.
-uint64_t smem_optin_bytes(const char* op) {
-  int device = 0;
-  check_cuda(cudaGetDevice(&device), op, "cudaGetDevice");
-  int bytes = 0;
-  check_cuda(cudaDeviceGetAttribute(&bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin, device), op,
-             "cudaDeviceGetAttribute(max shared memory per block opt-in)");
-  return static_cast<uint64_t>(bytes);
 }
 
 template <class T, int V>
@@ -963,10 +1064,7 @@ void dispatch_rows(const T* s, const T* mk, uint64_t rows, uint64_t cols, T* out
     // The static shared memory (the 32-entry scratch) and some slack come on top.
     const uint64_t dynamic = smem_bytes<T>(cols, threads, V);
     if (dynamic + 32 * sizeof(T) + 64 <= optin) {
-      check_cuda(
-          cudaFuncSetAttribute(rows_smem_kernel<T, V>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                               static_cast<int>(dynamic)),
-          op, "cudaFuncSetAttribute(max dynamic shared memory)");
+      allow_smem_kernel<T, V>(op);
       rows_smem_kernel<T, V>
           <<<grid_for(rows, 1, kRowGridCap), threads, dynamic, stream>>>(s, mk, rows, cols, out);
       return;
@@ -974,11 +1072,13 @@ void dispatch_rows(const T* s, const T* mk, uint64_t rows, uint64_t cols, T* out
   } else {
     const uint64_t dynamic = smem_bytes<T>(cols - span, kHybridThreads, V);
     if (dynamic + 32 * sizeof(T) + 64 <= optin) {
+      if (mk != nullptr) {
+        allow_hybrid_kernel<T, V, kR, true>(op);
+      } else {
+        allow_hybrid_kernel<T, V, kR, false>(op);
+      }
       const auto kernel =
           mk != nullptr ? rows_hybrid_kernel<T, V, kR, true> : rows_hybrid_kernel<T, V, kR, false>;
-      check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                      static_cast<int>(dynamic)),
-                 op, "cudaFuncSetAttribute(max dynamic shared memory)");
       kernel<<<grid_for(rows, 1, kRowGridCap), kHybridThreads, dynamic, stream>>>(s, mk, rows, cols,
                                                                                   out);
       return;
