@@ -155,6 +155,21 @@ TEST_F(SoftmaxGpu, UnmaskedRowsTwoPerWarp) {
   }
 }
 
+// Aligned rows of 16k to 64k float32 (8k to 32k float64) elements take a thread block cluster
+// per row on devices that launch clusters: 3 to 8 blocks, the last one's piece down to one chunk,
+// and more rows than the kernel's 2048 clusters, so that clusters stride over rows.
+TEST_F(SoftmaxGpu, AlignedRowsPerCluster) {
+  uint64_t key = 1300;
+  for (bool masked : {true, false}) {
+    for (uint64_t cols : {16388, 20000, 32768, 65536})
+      check_rows<float>(5, cols, key++ * 1000003, 0, masked);
+    for (uint64_t cols : {8194, 16384, 32768})
+      check_rows<double>(5, cols, key++ * 1000003, 0, masked);
+  }
+  check_rows<float>(2051, 16388, key++ * 1000003, 0, true);
+  check_rows<double>(2051, 8194, key++ * 1000003, 0, false);
+}
+
 TEST_F(SoftmaxGpu, UnalignedAxisColumns) {
   const uint64_t outer = 3, len = 70, inner = 33;
   const std::vector<float> x = random_values<float>(outer * len * inner, 99, 20.0);

@@ -12,7 +12,12 @@
 //     the resident warps);
 //   * rows of up to 16k float32 (8k float64) elements: a block per row, the row held in shared
 //     memory, the mask bits in shared memory words built with warp shuffles;
-//   * longer rows whose rest fits in one block's shared memory (up to about 70k float32 or 36k
+//   * longer rows on the 16-byte path, up to 64k float32 (32k float64) elements, where the device
+//     launches thread block clusters: a cluster of 3 to 8 blocks per row, each block's piece of
+//     the row in registers, the partial max and sums exchanged through distributed shared memory
+//     (rows_cluster_kernel);
+//   * longer rows (or those without clusters) whose rest fits in one block's shared memory (up to
+//   about 70k float32 or 36k
 //     float64 on sm_90): a block of 512 threads per row, 16k float32 (8k float64) elements in
 //     registers and the rest in shared memory (copied there asynchronously), so that 32k float32
 //     rows run two blocks per SM;
@@ -28,6 +33,7 @@
 // with the full-precision expf / exp, y = e / sum with IEEE division (-prec-div=true); the sum's
 // order is unspecified (a tolerance op), but it is fixed by the launch geometry, so a result is
 // reproducible run to run. Rows are grid-strided (grids are capped), so any row count works.
+#include <cooperative_groups.h>
 #include <cuda_runtime.h>
 
 #include <atomic>
@@ -719,6 +725,122 @@ __global__ void __launch_bounds__(kHybridThreads, 2)
 }
 
 // ---------------------------------------------------------------------------------------------
+// Rows past the block-per-row register span on the 16-byte path (sm_90 and later): a thread block
+// cluster of C blocks per row, block q of the cluster holding elements [q S, (q + 1) S) of the row
+// in registers (S = kClusterThreads * V * R; chunk r of thread t at q S + (r kClusterThreads + t)
+// V). Every load of a block's piece (scores and mask) is issued before any is used, so a piece is
+// one round trip. The blocks exchange their partial max (and whether anything is allowed) and
+// then their partial sums through distributed shared memory; every block adds the C partial sums
+// in rank order, so all blocks divide by the same bits. float32 at 80 registers: three blocks
+// (192 KB of loads in flight) per SM.
+
+constexpr int kClusterThreads = 256;
+constexpr int kClusterChunks = 8;  // R: chunks of V elements per thread
+constexpr int kClusterMax = 8;     // the portable cluster size
+
+template <class T, int V>
+constexpr uint64_t kClusterSpan = static_cast<uint64_t>(kClusterThreads) * V* kClusterChunks;
+
+template <class T, int V, bool kMasked>
+__global__ void __launch_bounds__(kClusterThreads, sizeof(T) == 4 ? 3 : 2)
+    rows_cluster_kernel(const T* __restrict__ scores, const T* __restrict__ mask, uint64_t rows,
+                        uint64_t cols, T* __restrict__ out) {
+  constexpr int R = kClusterChunks;
+  static_assert(R * V <= 32, "one mask bit per register element");
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  namespace cg = cooperative_groups;
+  cg::cluster_group cluster = cg::this_cluster();
+  __shared__ T scratch[32];
+  __shared__ T part_m;      // this block's max over its piece
+  __shared__ T part_s;      // this block's sum over its piece
+  __shared__ int part_any;  // whether its piece has an allowed entry
+  const uint32_t size = cluster.num_blocks();
+  const uint32_t rank = cluster.block_rank();
+  const uint32_t step = kClusterThreads * V;  // row offsets fit 32 bits on this path
+  const uint32_t first = rank * step * R + threadIdx.x * V;
+  const uint64_t clusters = gridDim.x / size;
+  for (uint64_t row = blockIdx.x / size; row < rows; row += clusters) {
+    const uint64_t base = row * cols;
+    T v[R][V];
+    T mk[R][V];
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+      const uint32_t c = first + r * step;
+#pragma unroll
+      for (int j = 0; j < V; ++j) {
+        v[r][j] = T(0);
+        mk[r][j] = T(0);
+      }
+      if (c < cols) {
+        load_chunk_streaming<T, V>(scores + base + c, v[r]);
+        if constexpr (kMasked) load_chunk_streaming<T, V>(mask + base + c, mk[r]);
+      }
+    }
+    uint32_t allowed = 0;
+    T m = neg_inf<T>();
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+      const uint32_t c = first + r * step;
+#pragma unroll
+      for (int j = 0; j < V; ++j) {
+        if (c < cols && (!kMasked || mk[r][j] != T(0))) {
+          allowed |= 1u << (r * V + j);
+          m = nan_max(m, v[r][j]);
+        }
+      }
+    }
+    const bool mine = __syncthreads_or(allowed != 0) != 0;
+    m = block_max(m, scratch);
+    if (threadIdx.x == 0) {
+      part_m = m;
+      part_any = mine ? 1 : 0;
+    }
+    cluster.sync();  // every block's partial max is written
+    bool any = false;
+    m = neg_inf<T>();
+    for (uint32_t q = 0; q < size; ++q) {
+      m = nan_max(m, *cluster.map_shared_rank(&part_m, q));
+      any = any || *cluster.map_shared_rank(&part_any, q) != 0;
+    }
+    T sum = T(0);
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+#pragma unroll
+      for (int j = 0; j < V; ++j) {
+        const T e = exp_of(v[r][j] - m);
+        v[r][j] = ((allowed >> (r * V + j)) & 1u) ? e : T(0);
+        sum += v[r][j];  // adding +0 for a blocked entry leaves the sum's bits unchanged
+      }
+    }
+    sum = block_sum(sum, scratch);
+    if (threadIdx.x == 0) part_s = sum;
+    cluster.sync();  // every block's partial sum is written
+    sum = T(0);
+    for (uint32_t q = 0; q < size; ++q) sum += *cluster.map_shared_rank(&part_s, q);
+    if (!any) sum = T(1);  // no allowed entry: every output is +0 and nothing divides
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+      const uint32_t c = first + r * step;
+      if (c < cols) {
+        T y[V];
+#pragma unroll
+        for (int j = 0; j < V; ++j) {
+          const T q = v[r][j] / sum;
+          y[j] = ((allowed >> (r * V + j)) & 1u) ? q : T(0);
+        }
+        store_chunk_streaming<T, V>(out + base + c, y);
+      }
+    }
+    // The partials are read by every block before the next row rewrites them, and before any
+    // block of the cluster exits (its shared memory must outlive the others' reads).
+    cluster.sync();
+  }
+#else
+  __trap();  // launched only where cudaDevAttrClusterLaunch is set
+#endif
+}
+
+// ---------------------------------------------------------------------------------------------
 // Online max / sum: (m, s) with s = sum over the values seen of exp(x - m), m NaN once a NaN was
 // seen. s = 0 exactly when no value other than -inf was seen. The result is only used with a
 // finite m (a non-finite final m makes the sum NaN: +inf gives inf - inf, all -inf gives
@@ -1048,6 +1170,44 @@ void dispatch_warp(const T* s, const T* mk, uint64_t rows, uint64_t cols, T* out
   }
 }
 
+// Whether the current device launches thread block clusters (cached per device).
+bool cluster_launch_supported(const char* op) {
+  static std::atomic<int> cache[kMaxDevices];  // 1 yes, 2 no
+  const int device = current_device(op);
+  const int known = cached(cache, device);
+  if (known != 0) return known == 1;
+  int supported = 0;
+  check_cuda(cudaDeviceGetAttribute(&supported, cudaDevAttrClusterLaunch, device), op,
+             "cudaDeviceGetAttribute(cluster launch)");
+  remember(cache, device, supported != 0 ? 1 : 2);
+  return supported != 0;
+}
+
+// Clusters of the cluster row kernel (they stride over the rows beyond).
+constexpr uint64_t kClusterGridCap = 2048;
+
+template <class T, int V, bool kMasked>
+void launch_cluster_as(const T* s, const T* mk, uint64_t rows, uint64_t cols, T* out,
+                       cudaStream_t stream, const char* op) {
+  const uint64_t size = (cols + kClusterSpan<T, V> - 1) / kClusterSpan<T, V>;  // 2 .. kClusterMax
+  const uint64_t clusters = rows < kClusterGridCap ? rows : kClusterGridCap;
+  cudaLaunchConfig_t config{};
+  config.gridDim = dim3(static_cast<unsigned>(clusters * size));
+  config.blockDim = dim3(kClusterThreads);
+  config.dynamicSmemBytes = 0;
+  config.stream = stream;
+  cudaLaunchAttribute attribute[1];
+  attribute[0].id = cudaLaunchAttributeClusterDimension;
+  attribute[0].val.clusterDim.x = static_cast<unsigned>(size);
+  attribute[0].val.clusterDim.y = 1;
+  attribute[0].val.clusterDim.z = 1;
+  config.attrs = attribute;
+  config.numAttrs = 1;
+  check_cuda(
+      cudaLaunchKernelEx(&config, rows_cluster_kernel<T, V, kMasked>, s, mk, rows, cols, out), op,
+      "cudaLaunchKernelEx(thread block cluster)");
+}
+
 template <class T, int V>
 void dispatch_rows(const T* s, const T* mk, uint64_t rows, uint64_t cols, T* out,
                    cudaStream_t stream, const char* op) {
@@ -1059,6 +1219,18 @@ void dispatch_rows(const T* s, const T* mk, uint64_t rows, uint64_t cols, T* out
   // Register chunks per thread of the hybrid kernel: 32 float32 or 16 float64 values.
   constexpr int kR = (sizeof(T) == 4 ? 32 : 16) / V;
   const uint64_t span = static_cast<uint64_t>(kHybridThreads) * V * kR;
+  // Rows past one block's register span, up to kClusterMax blocks' (64k float32, 32k float64):
+  // a cluster per row, every piece in registers, where the device launches clusters.
+  if constexpr (V > 1) {
+    if (cols > span && cols <= kClusterMax * kClusterSpan<T, V> && cluster_launch_supported(op)) {
+      if (mk != nullptr) {
+        launch_cluster_as<T, V, true>(s, mk, rows, cols, out, stream, op);
+      } else {
+        launch_cluster_as<T, V, false>(s, mk, rows, cols, out, stream, op);
+      }
+      return;
+    }
+  }
   if (cols <= span) {
     const int threads = cols <= 4096 ? 256 : cols <= 8192 ? 512 : 1024;
     // The static shared memory (the 32-entry scratch) and some slack come on top.
