@@ -170,6 +170,16 @@ TEST_F(SoftmaxGpu, AlignedRowsPerCluster) {
   check_rows<double>(2051, 8194, key++ * 1000003, 0, false);
 }
 
+// Aligned rows just past the clusters' reach (and, on devices without cluster launch, those within
+// it) take the hybrid kernel on its 16-byte path: registers plus shared memory.
+TEST_F(SoftmaxGpu, AlignedRowsPastTheClusters) {
+  uint64_t key = 1400;
+  for (bool masked : {true, false}) {
+    check_rows<float>(3, 68000, key++ * 1000003, 0, masked);
+    check_rows<double>(3, 34000, key++ * 1000003, 0, masked);
+  }
+}
+
 TEST_F(SoftmaxGpu, UnalignedAxisColumns) {
   const uint64_t outer = 3, len = 70, inner = 33;
   const std::vector<float> x = random_values<float>(outer * len * inner, 99, 20.0);
