@@ -1179,6 +1179,14 @@ bool cluster_launch_supported(const char* op) {
   int supported = 0;
   check_cuda(cudaDeviceGetAttribute(&supported, cudaDevAttrClusterLaunch, device), op,
              "cudaDeviceGetAttribute(cluster launch)");
+  if (supported != 0) {
+    // The code the device runs must be sm_90 or later too (the kernel traps below that).
+    cudaFuncAttributes attributes{};
+    check_cuda(cudaFuncGetAttributes(
+                   &attributes, reinterpret_cast<const void*>(rows_cluster_kernel<float, 4, true>)),
+               op, "cudaFuncGetAttributes");
+    if (attributes.binaryVersion < 90) supported = 0;
+  }
   remember(cache, device, supported != 0 ? 1 : 2);
   return supported != 0;
 }
