@@ -1197,7 +1197,7 @@ constexpr uint64_t kClusterGridCap = 2048;
 template <class T, int V, bool kMasked>
 void launch_cluster_as(const T* s, const T* mk, uint64_t rows, uint64_t cols, T* out,
                        cudaStream_t stream, const char* op) {
-  const uint64_t size = (cols + kClusterSpan<T, V> - 1) / kClusterSpan<T, V>;  // 2 .. kClusterMax
+  const uint64_t size = (cols + kClusterSpan<T, V> - 1) / kClusterSpan<T, V>;  // 3 .. kClusterMax
   const uint64_t clusters = rows < kClusterGridCap ? rows : kClusterGridCap;
   cudaLaunchConfig_t config{};
   config.gridDim = dim3(static_cast<unsigned>(clusters * size));
