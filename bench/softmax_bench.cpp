@@ -1,13 +1,12 @@
 // Softmax through its CUDA launchers, float32, bytes read + written per call:
-//   * hard_masked_softmax_by_row at 65536 x 1024 (warp rows through shared memory by asynchronous
-//     copies; goal >= 85% of copy), 524288 x 128 (short rows; goal >= 80%) and 2048 x 32768 (a
-//     thread block cluster of four blocks per row, each piece in registers; goal >= 80%); bytes =
-//     scores + mask read + output written.
+//   * hard_masked_softmax_by_row at 65536 x 1024 (warp rows in registers; goal >= 85% of copy),
+//     524288 x 128 (short rows; goal >= 80%) and 2048 x 32768 (rows split between registers and
+//     shared memory, two blocks per SM; goal >= 80%); bytes = scores + mask read + output written.
 //     The mask is uniform in [0, 1), so every entry is allowed (the work does not depend on the
 //     mask's values);
 //   * softmax_io [64, 1024, 1024] along axes 0, 1 and 2 (the column kernel in registers, the
-//     axis split over a block, the warp row kernel without a mask, two rows per warp in registers;
-//     goal >= 1.0x ATen's softmax); bytes = input + output.
+//     axis split over a block, the row kernel without a mask; goal >= 1.0x ATen's softmax); bytes =
+//     input + output.
 // Each row sits next to the ATen composition TorchLean's LibTorch backend runs for the op.
 #include <cuda_runtime.h>
 

@@ -109,8 +109,9 @@ uint64_t align256(uint64_t bytes) {
 
 // The chunk size of the inverse's copy pass: the spectrum copy of one chunk of rows is meant to
 // stay in L2 between the copy kernel that writes it and the C2R that reads it. kUnread until the
-// environment (TLRT_FFT_CHUNK_BYTES, "0" = one piece) or set_fft_chunk_bytes sets it.
-constexpr uint64_t kDefaultChunkBytes = uint64_t{8} << 20;
+// environment (TLRT_FFT_CHUNK_BYTES, "0" = one piece) or set_fft_chunk_bytes sets it. The default
+// is one piece: on the H200 every chunk size measured was slower than one piece (docs/BENCH.md).
+constexpr uint64_t kDefaultChunkBytes = 0;
 constexpr uint64_t kUnread = ~uint64_t{0};
 // Fewer rows per chunk than this leave too little work per C2R launch: such lengths stay one
 // piece.

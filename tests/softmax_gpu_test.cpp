@@ -127,56 +127,15 @@ TEST_F(SoftmaxGpu, UnalignedRowsOfEveryPath) {
   }
 }
 
-// Aligned masked rows of 257 to 1024 float32 (129 to 512 float64) elements take the pipelined
-// warp kernel (unmasked ones two rows per warp in registers), whose warps stream through several
-// rows each (the next row's copies in flight) only when there are more rows than resident warps:
-// 6000 rows are more than any current GPU holds.
+// Aligned rows of 257 to 1024 float32 (129 to 512 float64) elements take the pipelined warp
+// kernel, whose warps stream through several rows each (the next row's copies in flight) only
+// when there are more rows than resident warps: 6000 rows are more than any current GPU holds.
 TEST_F(SoftmaxGpu, AlignedRowsStreamedPerWarp) {
   uint64_t key = 500;
   for (bool masked : {true, false}) {
     for (uint64_t cols : {300, 1000, 1024})
       check_rows<float>(6000, cols, key++ * 1000003, 0, masked);
     for (uint64_t cols : {132, 500}) check_rows<double>(6000, cols, key++ * 1000003, 0, masked);
-  }
-}
-
-// Unmasked rows of more than 16 chunks take two rows per warp in registers (float32, and float64
-// rows of up to 512 elements): row counts that leave the last warp one row short, aligned
-// (16-byte path) and not (scalar path), beside the float64 rows too long for two in flight.
-TEST_F(SoftmaxGpu, UnmaskedRowsTwoPerWarp) {
-  uint64_t key = 900;
-  for (uint64_t offset : {0, 1}) {
-    for (uint64_t rows : {1, 37, 6001}) {
-      for (uint64_t cols : {128, 200, 1000, 1024})
-        check_rows<float>(rows, cols, key++ * 1000003, offset, false);
-      for (uint64_t cols : {100, 500, 1000})
-        check_rows<double>(rows, cols, key++ * 1000003, offset, false);
-    }
-  }
-}
-
-// Aligned rows of 16k to 64k float32 (8k to 32k float64) elements take a thread block cluster
-// per row on devices that launch clusters: 3 to 8 blocks, the last one's piece down to one chunk,
-// and more rows than the kernel's 2048 clusters, so that clusters stride over rows.
-TEST_F(SoftmaxGpu, AlignedRowsPerCluster) {
-  uint64_t key = 1300;
-  for (bool masked : {true, false}) {
-    for (uint64_t cols : {16388, 20000, 32768, 65536})
-      check_rows<float>(5, cols, key++ * 1000003, 0, masked);
-    for (uint64_t cols : {8194, 16384, 32768})
-      check_rows<double>(5, cols, key++ * 1000003, 0, masked);
-  }
-  check_rows<float>(2051, 16388, key++ * 1000003, 0, true);
-  check_rows<double>(2051, 8194, key++ * 1000003, 0, false);
-}
-
-// Aligned rows just past the clusters' reach (and, on devices without cluster launch, those within
-// it) take the hybrid kernel on its 16-byte path: registers plus shared memory.
-TEST_F(SoftmaxGpu, AlignedRowsPastTheClusters) {
-  uint64_t key = 1400;
-  for (bool masked : {true, false}) {
-    check_rows<float>(3, 68000, key++ * 1000003, 0, masked);
-    check_rows<double>(3, 34000, key++ * 1000003, 0, masked);
   }
 }
 

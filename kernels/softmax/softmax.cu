@@ -4,20 +4,12 @@
 //   * rows of at most 1024 elements: G lanes per row (G the smallest power of two that covers a
 //     row of at most 32 chunks, else a whole warp), the row in registers (each lane holds N
 //     chunks of V adjacent elements), 16-byte loads and stores when the pointers are 16-byte
-//     aligned and V divides cols; on that 16-byte path masked rows of 257 to 1024 float32 (129 to
-//     512 float64) go through shared memory by asynchronous copies, a warp's next row in flight
-//     while it works on one (rows_pipe_kernel, the same lane layout and sum order); unmasked rows
-//     of more than 16 chunks (a whole warp) take two rows per warp in registers, every load of both
-//     issued first (float64 rows of more than 512 elements one: the registers of two would halve
-//     the resident warps);
+//     aligned and V divides cols; on that 16-byte path rows of 257 to 1024 float32 (129 to 512
+//     float64) go through shared memory by asynchronous copies, a warp's next row in flight while
+//     it works on one (rows_pipe_kernel, the same lane layout and sum order);
 //   * rows of up to 16k float32 (8k float64) elements: a block per row, the row held in shared
 //     memory, the mask bits in shared memory words built with warp shuffles;
-//   * longer rows on the 16-byte path, up to 64k float32 (32k float64) elements, where the device
-//     launches thread block clusters: a cluster of 3 to 8 blocks per row, each block's piece of
-//     the row in registers, the partial max and sums exchanged through distributed shared memory
-//     (rows_cluster_kernel);
-//   * longer rows (or those without clusters) whose rest fits in one block's shared memory (up to
-//   about 70k float32 or 36k
+//   * longer rows whose rest fits in one block's shared memory (up to about 70k float32 or 36k
 //     float64 on sm_90): a block of 512 threads per row, 16k float32 (8k float64) elements in
 //     registers and the rest in shared memory (copied there asynchronously), so that 32k float32
 //     rows run two blocks per SM;
@@ -33,7 +25,6 @@
 // with the full-precision expf / exp, y = e / sum with IEEE division (-prec-div=true); the sum's
 // order is unspecified (a tolerance op), but it is fixed by the launch geometry, so a result is
 // reproducible run to run. Rows are grid-strided (grids are capped), so any row count works.
-#include <cooperative_groups.h>
 #include <cuda_runtime.h>
 
 #include <atomic>
@@ -144,25 +135,6 @@ __device__ __forceinline__ void store_chunk_streaming(T* p, const T (&v)[V]) {
   }
 }
 
-// load_chunk with the streaming (evict-first) cache hint: scores and mask are read once.
-template <class T, int V>
-__device__ __forceinline__ void load_chunk_streaming(const T* p, T (&v)[V]) {
-  if constexpr (V == 1) {
-    v[0] = __ldcs(p);
-  } else {
-    const typename Vec<T>::type q = __ldcs(reinterpret_cast<const typename Vec<T>::type*>(p));
-    if constexpr (V == 4) {
-      v[0] = q.x;
-      v[1] = q.y;
-      v[2] = q.z;
-      v[3] = q.w;
-    } else {
-      v[0] = q.x;
-      v[1] = q.y;
-    }
-  }
-}
-
 template <class T>
 __device__ __forceinline__ T warp_max(T v) {
   for (int o = 16; o > 0; o >>= 1) v = nan_max(v, __shfl_xor_sync(kFullMask, v, o));
@@ -219,95 +191,81 @@ __device__ __forceinline__ uint32_t group_or(uint32_t v) {
   return v;
 }
 
-// P rows per group at once (P > 1 for long unmasked rows): every load of the P rows is issued
-// before any loaded value is used, so a warp has P rows in flight; each row is reduced exactly as
-// with P = 1 (the same lanes, the same per-lane and shuffle order), so the bits do not depend on P.
-template <class T, int V, int N, int G, int P, bool kMasked>
+template <class T, int V, int N, int G, bool kMasked>
 __global__ void __launch_bounds__(kThreads)
     rows_warp_kernel(const T* __restrict__ scores, const T* __restrict__ mask, uint64_t rows,
                      uint64_t cols, T* __restrict__ out) {
   static_assert(N * V <= 32, "one mask bit per register element");
   static_assert(G >= 1 && G <= 32 && (G & (G - 1)) == 0, "a power-of-two group");
-  static_assert(P >= 1, "at least one row per group");
-  constexpr uint64_t kGroups = 32 / G;
-  constexpr uint64_t kRowsPerWarp = kGroups * P;
+  constexpr uint64_t kRowsPerWarp = 32 / G;
   const int lane = threadIdx.x & 31;
   const int gl = lane % G;  // lane within the row's group
   const uint64_t warps = blockDim.x >> 5;
   const uint64_t warp = static_cast<uint64_t>(blockIdx.x) * warps + (threadIdx.x >> 5);
   const uint64_t warp_stride = static_cast<uint64_t>(gridDim.x) * warps;
   for (uint64_t first = warp * kRowsPerWarp; first < rows; first += warp_stride * kRowsPerWarp) {
-    uint64_t base[P];
-    bool live[P];
-    T v[P][N][V];
-    T mk[P][N][V];
-    // Every load of the P rows is issued before any loaded value is used, so that a lane has all
-    // of its chunks (scores and mask) in flight at once. V divides cols, so a chunk that starts in
-    // the row lies in it. Group g takes rows first + p * kGroups + g.
+    const uint64_t row = first + static_cast<uint64_t>(lane / G);
+    const bool live = row < rows;
+    const uint64_t base = live ? row * cols : 0;
+    T v[N][V];
+    T mk[N][V];
+    // Every load of the row is issued before any loaded value is used, so that a lane has all of
+    // its chunks (scores and mask) in flight at once. V divides cols, so a chunk that starts in
+    // the row lies in it.
 #pragma unroll
-    for (int p = 0; p < P; ++p) {
-      const uint64_t row =
-          first + static_cast<uint64_t>(p) * kGroups + static_cast<uint64_t>(lane / G);
-      live[p] = row < rows;
-      base[p] = live[p] ? row * cols : 0;
+    for (int k = 0; k < N; ++k) {
+      const uint64_t c = (static_cast<uint64_t>(k) * G + gl) * V;
 #pragma unroll
-      for (int k = 0; k < N; ++k) {
-        const uint64_t c = (static_cast<uint64_t>(k) * G + gl) * V;
+      for (int j = 0; j < V; ++j) {
+        v[k][j] = T(0);
+        mk[k][j] = T(0);
+      }
+      if (live && c < cols) {
+        load_chunk<T, V>(scores + base + c, v[k]);
+        if constexpr (kMasked) load_chunk<T, V>(mask + base + c, mk[k]);
+      }
+    }
+    uint32_t allowed = 0;
+    T m = neg_inf<T>();
 #pragma unroll
-        for (int j = 0; j < V; ++j) {
-          v[p][k][j] = T(0);
-          mk[p][k][j] = T(0);
-        }
-        if (live[p] && c < cols) {
-          load_chunk_streaming<T, V>(scores + base[p] + c, v[p][k]);
-          if constexpr (kMasked) load_chunk_streaming<T, V>(mask + base[p] + c, mk[p][k]);
+    for (int k = 0; k < N; ++k) {
+      const uint64_t c = (static_cast<uint64_t>(k) * G + gl) * V;
+      const bool in = live && c < cols;
+#pragma unroll
+      for (int j = 0; j < V; ++j) {
+        if (in && (!kMasked || mk[k][j] != T(0))) {
+          allowed |= 1u << (k * V + j);
+          m = nan_max(m, v[k][j]);
         }
       }
     }
+    const bool any = group_or<G>(allowed) != 0;
+    m = group_max<G>(m);
+    // Branch-free: exp of every register element, blocked ones replaced by +0 (adding +0 leaves
+    // the sum's bits unchanged, so the sum is that of the allowed terms in the same order).
+    T sum = T(0);
 #pragma unroll
-    for (int p = 0; p < P; ++p) {
-      uint32_t allowed = 0;
-      T m = neg_inf<T>();
+    for (int k = 0; k < N; ++k) {
 #pragma unroll
-      for (int k = 0; k < N; ++k) {
-        const uint64_t c = (static_cast<uint64_t>(k) * G + gl) * V;
-        const bool in = live[p] && c < cols;
+      for (int j = 0; j < V; ++j) {
+        const T e = exp_of(v[k][j] - m);
+        v[k][j] = ((allowed >> (k * V + j)) & 1u) ? e : T(0);
+        sum += v[k][j];
+      }
+    }
+    sum = group_sum<G>(sum);
+    if (!any) sum = T(1);  // no allowed entry: every output is +0 and nothing divides
+#pragma unroll
+    for (int k = 0; k < N; ++k) {
+      const uint64_t c = (static_cast<uint64_t>(k) * G + gl) * V;
+      if (live && c < cols) {
+        T y[V];
 #pragma unroll
         for (int j = 0; j < V; ++j) {
-          if (in && (!kMasked || mk[p][k][j] != T(0))) {
-            allowed |= 1u << (k * V + j);
-            m = nan_max(m, v[p][k][j]);
-          }
+          const T q = v[k][j] / sum;
+          y[j] = ((allowed >> (k * V + j)) & 1u) ? q : T(0);
         }
-      }
-      const bool any = group_or<G>(allowed) != 0;
-      m = group_max<G>(m);
-      // Branch-free: exp of every register element, blocked ones replaced by +0 (adding +0 leaves
-      // the sum's bits unchanged, so the sum is that of the allowed terms in the same order).
-      T sum = T(0);
-#pragma unroll
-      for (int k = 0; k < N; ++k) {
-#pragma unroll
-        for (int j = 0; j < V; ++j) {
-          const T e = exp_of(v[p][k][j] - m);
-          v[p][k][j] = ((allowed >> (k * V + j)) & 1u) ? e : T(0);
-          sum += v[p][k][j];
-        }
-      }
-      sum = group_sum<G>(sum);
-      if (!any) sum = T(1);  // no allowed entry: every output is +0 and nothing divides
-#pragma unroll
-      for (int k = 0; k < N; ++k) {
-        const uint64_t c = (static_cast<uint64_t>(k) * G + gl) * V;
-        if (live[p] && c < cols) {
-          T y[V];
-#pragma unroll
-          for (int j = 0; j < V; ++j) {
-            const T q = v[p][k][j] / sum;
-            y[j] = ((allowed >> (k * V + j)) & 1u) ? q : T(0);
-          }
-          store_chunk_streaming<T, V>(out + base[p] + c, y);
-        }
+        store_chunk_streaming<T, V>(out + base + c, y);
       }
     }
   }
@@ -725,122 +683,6 @@ __global__ void __launch_bounds__(kHybridThreads, 2)
 }
 
 // ---------------------------------------------------------------------------------------------
-// Rows past the block-per-row register span on the 16-byte path (sm_90 and later): a thread block
-// cluster of C blocks per row, block q of the cluster holding elements [q S, (q + 1) S) of the row
-// in registers (S = kClusterThreads * V * R; chunk r of thread t at q S + (r kClusterThreads + t)
-// V). Every load of a block's piece (scores and mask) is issued before any is used, so a piece is
-// one round trip. The blocks exchange their partial max (and whether anything is allowed) and
-// then their partial sums through distributed shared memory; every block adds the C partial sums
-// in rank order, so all blocks divide by the same bits. float32 at 80 registers: three blocks
-// (192 KB of loads in flight) per SM.
-
-constexpr int kClusterThreads = 256;
-constexpr int kClusterChunks = 8;  // R: chunks of V elements per thread
-constexpr int kClusterMax = 8;     // the portable cluster size
-
-template <class T, int V>
-constexpr uint64_t kClusterSpan = static_cast<uint64_t>(kClusterThreads) * V* kClusterChunks;
-
-template <class T, int V, bool kMasked>
-__global__ void __launch_bounds__(kClusterThreads, sizeof(T) == 4 ? 3 : 2)
-    rows_cluster_kernel(const T* __restrict__ scores, const T* __restrict__ mask, uint64_t rows,
-                        uint64_t cols, T* __restrict__ out) {
-  constexpr int R = kClusterChunks;
-  static_assert(R * V <= 32, "one mask bit per register element");
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  namespace cg = cooperative_groups;
-  cg::cluster_group cluster = cg::this_cluster();
-  __shared__ T scratch[32];
-  __shared__ T part_m;      // this block's max over its piece
-  __shared__ T part_s;      // this block's sum over its piece
-  __shared__ int part_any;  // whether its piece has an allowed entry
-  const uint32_t size = cluster.num_blocks();
-  const uint32_t rank = cluster.block_rank();
-  const uint32_t step = kClusterThreads * V;  // row offsets fit 32 bits on this path
-  const uint32_t first = rank * step * R + threadIdx.x * V;
-  const uint64_t clusters = gridDim.x / size;
-  for (uint64_t row = blockIdx.x / size; row < rows; row += clusters) {
-    const uint64_t base = row * cols;
-    T v[R][V];
-    T mk[R][V];
-#pragma unroll
-    for (int r = 0; r < R; ++r) {
-      const uint32_t c = first + r * step;
-#pragma unroll
-      for (int j = 0; j < V; ++j) {
-        v[r][j] = T(0);
-        mk[r][j] = T(0);
-      }
-      if (c < cols) {
-        load_chunk_streaming<T, V>(scores + base + c, v[r]);
-        if constexpr (kMasked) load_chunk_streaming<T, V>(mask + base + c, mk[r]);
-      }
-    }
-    uint32_t allowed = 0;
-    T m = neg_inf<T>();
-#pragma unroll
-    for (int r = 0; r < R; ++r) {
-      const uint32_t c = first + r * step;
-#pragma unroll
-      for (int j = 0; j < V; ++j) {
-        if (c < cols && (!kMasked || mk[r][j] != T(0))) {
-          allowed |= 1u << (r * V + j);
-          m = nan_max(m, v[r][j]);
-        }
-      }
-    }
-    const bool mine = __syncthreads_or(allowed != 0) != 0;
-    m = block_max(m, scratch);
-    if (threadIdx.x == 0) {
-      part_m = m;
-      part_any = mine ? 1 : 0;
-    }
-    cluster.sync();  // every block's partial max is written
-    bool any = false;
-    m = neg_inf<T>();
-    for (uint32_t q = 0; q < size; ++q) {
-      m = nan_max(m, *cluster.map_shared_rank(&part_m, q));
-      any = any || *cluster.map_shared_rank(&part_any, q) != 0;
-    }
-    T sum = T(0);
-#pragma unroll
-    for (int r = 0; r < R; ++r) {
-#pragma unroll
-      for (int j = 0; j < V; ++j) {
-        const T e = exp_of(v[r][j] - m);
-        v[r][j] = ((allowed >> (r * V + j)) & 1u) ? e : T(0);
-        sum += v[r][j];  // adding +0 for a blocked entry leaves the sum's bits unchanged
-      }
-    }
-    sum = block_sum(sum, scratch);
-    if (threadIdx.x == 0) part_s = sum;
-    cluster.sync();  // every block's partial sum is written
-    sum = T(0);
-    for (uint32_t q = 0; q < size; ++q) sum += *cluster.map_shared_rank(&part_s, q);
-    if (!any) sum = T(1);  // no allowed entry: every output is +0 and nothing divides
-#pragma unroll
-    for (int r = 0; r < R; ++r) {
-      const uint32_t c = first + r * step;
-      if (c < cols) {
-        T y[V];
-#pragma unroll
-        for (int j = 0; j < V; ++j) {
-          const T q = v[r][j] / sum;
-          y[j] = ((allowed >> (r * V + j)) & 1u) ? q : T(0);
-        }
-        store_chunk_streaming<T, V>(out + base + c, y);
-      }
-    }
-    // The partials are read by every block before the next row rewrites them, and before any
-    // block of the cluster exits (its shared memory must outlive the others' reads).
-    cluster.sync();
-  }
-#else
-  __trap();  // launched only where cudaDevAttrClusterLaunch is set
-#endif
-}
-
-// ---------------------------------------------------------------------------------------------
 // Online max / sum: (m, s) with s = sum over the values seen of exp(x - m), m NaN once a NaN was
 // seen. s = 0 exactly when no value other than -inf was seen. The result is only used with a
 // finite m (a non-finite final m makes the sum NaN: +inf gives inf - inf, all -inf gives
@@ -1022,90 +864,31 @@ __global__ void __launch_bounds__(kThreads)
 // ---------------------------------------------------------------------------------------------
 // Launch selection.
 
-constexpr int kMaxDevices = 64;  // devices whose per-kernel launch setup is cached
-
-int current_device(const char* op) {
-  int device = 0;
-  check_cuda(cudaGetDevice(&device), op, "cudaGetDevice");
-  return device;
-}
-
-// The cached value of device's slot, or 0 (not cached yet, or a device past the cache).
-int cached(const std::atomic<int>* cache, int device) {
-  return device >= 0 && device < kMaxDevices ? cache[device].load(std::memory_order_relaxed) : 0;
-}
-void remember(std::atomic<int>* cache, int device, int value) {
-  if (device >= 0 && device < kMaxDevices) cache[device].store(value, std::memory_order_relaxed);
-}
-
-// The largest dynamic shared memory a block of the current device may opt into.
-uint64_t smem_optin_bytes(const char* op) {
-  static std::atomic<int> cache[kMaxDevices];
-  const int device = current_device(op);
-  int bytes = cached(cache, device);
-  if (bytes != 0) return static_cast<uint64_t>(bytes);
-  check_cuda(cudaDeviceGetAttribute(&bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin, device), op,
-             "cudaDeviceGetAttribute(max shared memory per block opt-in)");
-  remember(cache, device, bytes);
-  return static_cast<uint64_t>(bytes);
-}
-
-// Lets `kernel` use all the dynamic shared memory the device allows next to its static shared
-// memory, once per device (cache: one slot per device, owned by the kernel's caller).
-void allow_all_dynamic_smem(const void* kernel, std::atomic<int>* cache, const char* op) {
-  const int device = current_device(op);
-  if (cached(cache, device) != 0) return;
-  cudaFuncAttributes attributes{};
-  check_cuda(cudaFuncGetAttributes(&attributes, kernel), op, "cudaFuncGetAttributes");
-  const uint64_t optin = smem_optin_bytes(op);
-  const uint64_t fixed = attributes.sharedSizeBytes;
-  check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                  static_cast<int>(optin > fixed ? optin - fixed : 0)),
-             op, "cudaFuncSetAttribute(max dynamic shared memory)");
-  remember(cache, device, 1);
-}
-
-template <class T, int V>
-void allow_smem_kernel(const char* op) {
-  static std::atomic<int> cache[kMaxDevices];
-  allow_all_dynamic_smem(reinterpret_cast<const void*>(rows_smem_kernel<T, V>), cache, op);
-}
-template <class T, int V, int R, bool kMasked>
-void allow_hybrid_kernel(const char* op) {
-  static std::atomic<int> cache[kMaxDevices];
-  allow_all_dynamic_smem(reinterpret_cast<const void*>(rows_hybrid_kernel<T, V, R, kMasked>), cache,
-                         op);
-}
-
-// Unmasked rows in flight per group: two while a lane's two rows take at most 256 bytes of
-// registers (every float32 row, float64 rows up to 32 N V = 512 elements), else one (two would
-// exceed 128 registers per thread and halve the resident warps).
-template <class T, int V, int N>
-constexpr int kRowsInFlight = N* V * sizeof(T) <= 128 ? 2 : 1;
-
-// G lanes per row; unmasked rows take kRowsInFlight rows per group at once, masked rows (twice the
-// registers per row) one.
 template <class T, int V, int N, int G>
 void launch_warp(const T* s, const T* mk, uint64_t rows, uint64_t cols, T* out,
                  cudaStream_t stream) {
+  constexpr uint64_t kRowsPerBlock = kThreads / G;
+  const dim3 grid = grid_for(rows, kRowsPerBlock, kRowGridCap);
   if (mk != nullptr) {
-    const dim3 grid = grid_for(rows, kThreads / G, kRowGridCap);
-    rows_warp_kernel<T, V, N, G, 1, true><<<grid, kThreads, 0, stream>>>(s, mk, rows, cols, out);
+    rows_warp_kernel<T, V, N, G, true><<<grid, kThreads, 0, stream>>>(s, mk, rows, cols, out);
   } else {
-    constexpr int P = G == 32 ? kRowsInFlight<T, V, N> : 1;
-    const dim3 grid = grid_for(rows, static_cast<uint64_t>(kThreads / G) * P, kRowGridCap);
-    rows_warp_kernel<T, V, N, G, P, false><<<grid, kThreads, 0, stream>>>(s, mk, rows, cols, out);
+    rows_warp_kernel<T, V, N, G, false><<<grid, kThreads, 0, stream>>>(s, mk, rows, cols, out);
   }
 }
 
-// Resident blocks per SM of rows_pipe_kernel<T, N, kMasked> on the current device; its shared
-// memory attributes are set on the first call per device.
+// The pipelined kernel's attributes, set once per device, and its resident blocks per SM (at
+// least 1), cached per device so that a launch costs no attribute or occupancy calls.
 template <class T, int N, bool kMasked>
 int pipe_blocks_per_sm(const char* op) {
+  constexpr int kMaxDevices = 64;
   static std::atomic<int> cache[kMaxDevices];
-  const int device = current_device(op);
-  const int known = cached(cache, device);
-  if (known != 0) return known;
+  int device = 0;
+  check_cuda(cudaGetDevice(&device), op, "cudaGetDevice");
+  const bool cached = device >= 0 && device < kMaxDevices;
+  if (cached) {
+    const int known = cache[device].load(std::memory_order_relaxed);
+    if (known != 0) return known;
+  }
   const auto kernel = rows_pipe_kernel<T, N, kMasked>;
   const uint64_t bytes = pipe_smem_bytes<T, N, kMasked>();
   check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
@@ -1120,29 +903,36 @@ int pipe_blocks_per_sm(const char* op) {
                                                            static_cast<size_t>(bytes)),
              op, "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
   per_sm = per_sm > 0 ? per_sm : 1;
-  remember(cache, device, per_sm);
+  if (cached) cache[device].store(per_sm, std::memory_order_relaxed);
   return per_sm;
 }
 
 template <class T, int N, bool kMasked>
 void launch_pipe_as(const T* s, const T* mk, uint64_t rows, uint64_t cols, T* out,
                     cudaStream_t stream, const char* op) {
+  const auto kernel = rows_pipe_kernel<T, N, kMasked>;
+  const uint64_t bytes = pipe_smem_bytes<T, N, kMasked>();
   // As many blocks as are resident at once (each warp then streams through several rows, its
   // next row's copies in flight while it works), fewer when there are fewer rows.
-  const uint64_t resident =
-      static_cast<uint64_t>(pipe_blocks_per_sm<T, N, kMasked>(op)) * current_sm_count(op);
+  const int per_sm = pipe_blocks_per_sm<T, N, kMasked>(op);
+  const uint64_t resident = static_cast<uint64_t>(per_sm) * current_sm_count(op);
   const dim3 grid = grid_for(rows, kPipeThreads / 32, resident);
-  rows_pipe_kernel<T, N, kMasked>
-      <<<grid, kPipeThreads, pipe_smem_bytes<T, N, kMasked>(), stream>>>(s, mk, rows, cols, out);
+  kernel<<<grid, kPipeThreads, bytes, stream>>>(s, mk, rows, cols, out);
+}
+
+template <class T, int N>
+void launch_pipe(const T* s, const T* mk, uint64_t rows, uint64_t cols, T* out, cudaStream_t stream,
+                 const char* op) {
+  if (mk != nullptr) {
+    launch_pipe_as<T, N, true>(s, mk, rows, cols, out, stream, op);
+  } else {
+    launch_pipe_as<T, N, false>(s, mk, rows, cols, out, stream, op);
+  }
 }
 
 // Rows of at most 32 V elements: G = the smallest power of two with G V >= cols, one chunk per
-// lane. Longer rows (<= 1024): a whole warp, N = the smallest power of two with 32 N V >= cols.
-// Unmasked rows of more than 16 chunks: two rows per warp in registers (kRowsInFlight), all their
-// loads in flight at once (8 KB per warp for 1024 float32 at up to 128 registers per thread, so
-// 16 warps and 128 KB in flight per SM, without a trip through shared memory). Masked rows on the
-// 16-byte path with N = 4 or 8: through shared memory (rows_pipe_kernel), whose asynchronous copies
-// hold no registers while the scores and the mask of the next row are in flight.
+// lane. Longer rows (<= 1024): a whole warp, N = the smallest power of two with 32 N V >= cols;
+// on the 16-byte path with N = 4 or 8 through shared memory (rows_pipe_kernel).
 template <class T, int V>
 void dispatch_warp(const T* s, const T* mk, uint64_t rows, uint64_t cols, T* out,
                    cudaStream_t stream, const char* op) {
@@ -1155,13 +945,12 @@ void dispatch_warp(const T* s, const T* mk, uint64_t rows, uint64_t cols, T* out
   if (chunks <= 32) return launch_warp<T, V, 1, 32>(s, mk, rows, cols, out, stream);
   if (chunks <= 64) return launch_warp<T, V, 2, 32>(s, mk, rows, cols, out, stream);
   if constexpr (V > 1) {
-    if (mk != nullptr) {
-      if (chunks <= 128) return launch_pipe_as<T, 4, true>(s, mk, rows, cols, out, stream, op);
-      if (chunks <= 256) return launch_pipe_as<T, 8, true>(s, mk, rows, cols, out, stream, op);
-    }
+    if (chunks <= 128) return launch_pipe<T, 4>(s, mk, rows, cols, out, stream, op);
+    if (chunks <= 256) return launch_pipe<T, 8>(s, mk, rows, cols, out, stream, op);
+  } else {
+    if (chunks <= 128) return launch_warp<T, V, 4, 32>(s, mk, rows, cols, out, stream);
+    if (chunks <= 256) return launch_warp<T, V, 8, 32>(s, mk, rows, cols, out, stream);
   }
-  if (chunks <= 128) return launch_warp<T, V, 4, 32>(s, mk, rows, cols, out, stream);
-  if (chunks <= 256) return launch_warp<T, V, 8, 32>(s, mk, rows, cols, out, stream);
   if constexpr (V <= 2) {
     if (chunks <= 512) return launch_warp<T, V, 16, 32>(s, mk, rows, cols, out, stream);
   }
@@ -1170,50 +959,14 @@ void dispatch_warp(const T* s, const T* mk, uint64_t rows, uint64_t cols, T* out
   }
 }
 
-// Whether the current device launches thread block clusters (cached per device).
-bool cluster_launch_supported(const char* op) {
-  static std::atomic<int> cache[kMaxDevices];  // 1 yes, 2 no
-  const int device = current_device(op);
-  const int known = cached(cache, device);
-  if (known != 0) return known == 1;
-  int supported = 0;
-  check_cuda(cudaDeviceGetAttribute(&supported, cudaDevAttrClusterLaunch, device), op,
-             "cudaDeviceGetAttribute(cluster launch)");
-  if (supported != 0) {
-    // The code the device runs must be sm_90 or later too (the kernel traps below that).
-    cudaFuncAttributes attributes{};
-    check_cuda(cudaFuncGetAttributes(
-                   &attributes, reinterpret_cast<const void*>(rows_cluster_kernel<float, 4, true>)),
-               op, "cudaFuncGetAttributes");
-    if (attributes.binaryVersion < 90) supported = 0;
-  }
-  remember(cache, device, supported != 0 ? 1 : 2);
-  return supported != 0;
-}
-
-// Clusters of the cluster row kernel (they stride over the rows beyond).
-constexpr uint64_t kClusterGridCap = 2048;
-
-template <class T, int V, bool kMasked>
-void launch_cluster_as(const T* s, const T* mk, uint64_t rows, uint64_t cols, T* out,
-                       cudaStream_t stream, const char* op) {
-  const uint64_t size = (cols + kClusterSpan<T, V> - 1) / kClusterSpan<T, V>;  // 3 .. kClusterMax
-  const uint64_t clusters = rows < kClusterGridCap ? rows : kClusterGridCap;
-  cudaLaunchConfig_t config{};
-  config.gridDim = dim3(static_cast<unsigned>(clusters * size));
-  config.blockDim = dim3(kClusterThreads);
-  config.dynamicSmemBytes = 0;
-  config.stream = stream;
-  cudaLaunchAttribute attribute[1];
-  attribute[0].id = cudaLaunchAttributeClusterDimension;
-  attribute[0].val.clusterDim.x = static_cast<unsigned>(size);
-  attribute[0].val.clusterDim.y = 1;
-  attribute[0].val.clusterDim.z = 1;
-  config.attrs = attribute;
-  config.numAttrs = 1;
-  check_cuda(
-      cudaLaunchKernelEx(&config, rows_cluster_kernel<T, V, kMasked>, s, mk, rows, cols, out), op,
-      "cudaLaunchKernelEx(thread block cluster)");
+// The largest dynamic shared memory a block of the current device may opt into.
+uint64_t smem_optin_bytes(const char* op) {
+  int device = 0;
+  check_cuda(cudaGetDevice(&device), op, "cudaGetDevice");
+  int bytes = 0;
+  check_cuda(cudaDeviceGetAttribute(&bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin, device), op,
+             "cudaDeviceGetAttribute(max shared memory per block opt-in)");
+  return static_cast<uint64_t>(bytes);
 }
 
 template <class T, int V>
@@ -1227,24 +980,15 @@ void dispatch_rows(const T* s, const T* mk, uint64_t rows, uint64_t cols, T* out
   // Register chunks per thread of the hybrid kernel: 32 float32 or 16 float64 values.
   constexpr int kR = (sizeof(T) == 4 ? 32 : 16) / V;
   const uint64_t span = static_cast<uint64_t>(kHybridThreads) * V * kR;
-  // Rows past one block's register span, up to kClusterMax blocks' (64k float32, 32k float64):
-  // a cluster per row, every piece in registers, where the device launches clusters.
-  if constexpr (V > 1) {
-    if (cols > span && cols <= kClusterMax * kClusterSpan<T, V> && cluster_launch_supported(op)) {
-      if (mk != nullptr) {
-        launch_cluster_as<T, V, true>(s, mk, rows, cols, out, stream, op);
-      } else {
-        launch_cluster_as<T, V, false>(s, mk, rows, cols, out, stream, op);
-      }
-      return;
-    }
-  }
   if (cols <= span) {
     const int threads = cols <= 4096 ? 256 : cols <= 8192 ? 512 : 1024;
     // The static shared memory (the 32-entry scratch) and some slack come on top.
     const uint64_t dynamic = smem_bytes<T>(cols, threads, V);
     if (dynamic + 32 * sizeof(T) + 64 <= optin) {
-      allow_smem_kernel<T, V>(op);
+      check_cuda(
+          cudaFuncSetAttribute(rows_smem_kernel<T, V>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                               static_cast<int>(dynamic)),
+          op, "cudaFuncSetAttribute(max dynamic shared memory)");
       rows_smem_kernel<T, V>
           <<<grid_for(rows, 1, kRowGridCap), threads, dynamic, stream>>>(s, mk, rows, cols, out);
       return;
@@ -1252,13 +996,11 @@ void dispatch_rows(const T* s, const T* mk, uint64_t rows, uint64_t cols, T* out
   } else {
     const uint64_t dynamic = smem_bytes<T>(cols - span, kHybridThreads, V);
     if (dynamic + 32 * sizeof(T) + 64 <= optin) {
-      if (mk != nullptr) {
-        allow_hybrid_kernel<T, V, kR, true>(op);
-      } else {
-        allow_hybrid_kernel<T, V, kR, false>(op);
-      }
       const auto kernel =
           mk != nullptr ? rows_hybrid_kernel<T, V, kR, true> : rows_hybrid_kernel<T, V, kR, false>;
+      check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                      static_cast<int>(dynamic)),
+                 op, "cudaFuncSetAttribute(max dynamic shared memory)");
       kernel<<<grid_for(rows, 1, kRowGridCap), kHybridThreads, dynamic, stream>>>(s, mk, rows, cols,
                                                                                   out);
       return;
