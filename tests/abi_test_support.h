@@ -6,6 +6,7 @@
 #include <lean/lean.h>
 
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -94,6 +95,45 @@ class BackendSuite : public ::testing::Test {
   void TearDown() override;
   Counters before_{};
 };
+
+// The raw bits of a value and back.
+template <class T>
+typename Dt<T>::Bits bits_of(T v) {
+  typename Dt<T>::Bits b;
+  std::memcpy(&b, &v, sizeof b);
+  return b;
+}
+
+template <class T>
+T value_of(typename Dt<T>::Bits b) {
+  T v;
+  std::memcpy(&v, &b, sizeof v);
+  return v;
+}
+
+// A buffer of dtype T holding exactly `values` (of_bytes_io: no rounding, NaN payloads kept).
+template <class T>
+Obj make_buffer(const std::vector<T>& values) {
+  std::vector<uint8_t> bytes(values.size() * sizeof(T));
+  if (!bytes.empty()) std::memcpy(bytes.data(), values.data(), bytes.size());
+  Io io = take_io(
+      torchlean_cuda_buffer_of_bytes_io(byte_array(bytes).get(), Dt<T>::kCode, Dt<T>::kCode));
+  EXPECT_TRUE(io.ok) << io.message;
+  return std::move(io.value);
+}
+
+// A buffer's values read back exactly (to_bytes_io); checks the dtype first.
+template <class T>
+std::vector<T> read_values(lean_object* buffer) {
+  EXPECT_EQ(torchlean_cuda_buffer_dtype(buffer), Dt<T>::kCode);
+  Io io = take_io(torchlean_cuda_buffer_to_bytes_io(buffer, Dt<T>::kCode));
+  EXPECT_TRUE(io.ok) << io.message;
+  if (!io.ok) return {};
+  const std::vector<uint8_t> bytes = bytes_of(io.value.get());
+  std::vector<T> values(bytes.size() / sizeof(T));
+  if (!values.empty()) std::memcpy(values.data(), bytes.data(), bytes.size());
+  return values;
+}
 
 uint32_t f32_bits(double widened);
 uint64_t f64_bits(double v);

@@ -30,42 +30,6 @@ template <class T>
 using Bits = typename Dt<T>::Bits;
 
 template <class T>
-Bits<T> bits_of(T v) {
-  Bits<T> b;
-  std::memcpy(&b, &v, sizeof b);
-  return b;
-}
-
-template <class T>
-T value_of(Bits<T> b) {
-  T v;
-  std::memcpy(&v, &b, sizeof v);
-  return v;
-}
-
-template <class T>
-Obj make_buffer(const std::vector<T>& values) {
-  std::vector<uint8_t> bytes(values.size() * sizeof(T));
-  if (!bytes.empty()) std::memcpy(bytes.data(), values.data(), bytes.size());
-  Io io = take_io(
-      torchlean_cuda_buffer_of_bytes_io(byte_array(bytes).get(), Dt<T>::kCode, Dt<T>::kCode));
-  EXPECT_TRUE(io.ok) << io.message;
-  return std::move(io.value);
-}
-
-template <class T>
-std::vector<T> values_from(lean_object* buffer) {
-  EXPECT_EQ(torchlean_cuda_buffer_dtype(buffer), Dt<T>::kCode);
-  Io io = take_io(torchlean_cuda_buffer_to_bytes_io(buffer, Dt<T>::kCode));
-  EXPECT_TRUE(io.ok) << io.message;
-  if (!io.ok) return {};
-  const std::vector<uint8_t> bytes = bytes_of(io.value.get());
-  std::vector<T> v(bytes.size() / sizeof(T));
-  if (!v.empty()) std::memcpy(v.data(), bytes.data(), v.size() * sizeof(T));
-  return v;
-}
-
-template <class T>
 std::vector<Bits<T>> words(const std::vector<T>& values) {
   std::vector<Bits<T>> w;
   for (T v : values) w.push_back(bits_of(v));
@@ -86,9 +50,9 @@ Three<T> unpack(lean_object* triple) {
   lean_object* inner = lean_ctor_get(triple, 1);
   EXPECT_TRUE(lean_is_ctor(inner));
   EXPECT_EQ(lean_ptr_tag(inner), 0u);
-  r.a = values_from<T>(lean_ctor_get(triple, 0));
-  r.b = values_from<T>(lean_ctor_get(inner, 0));
-  r.c = values_from<T>(lean_ctor_get(inner, 1));
+  r.a = read_values<T>(lean_ctor_get(triple, 0));
+  r.b = read_values<T>(lean_ctor_get(inner, 0));
+  r.c = read_values<T>(lean_ctor_get(inner, 1));
   return r;
 }
 
@@ -492,7 +456,7 @@ TEST_F(LayerNorm, OwnershipOfTheTriples) {
     EXPECT_EQ(after.free_count - before.free_count, 3u) << which;
     EXPECT_EQ(after.wrapper_live, before.wrapper_live) << which;
   }
-  EXPECT_EQ(words(values_from<float>(x.get())), words<float>({1, 2, 3, 4, 5, 6}));
+  EXPECT_EQ(words(read_values<float>(x.get())), words<float>({1, 2, 3, 4, 5, 6}));
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -20,28 +20,6 @@ using namespace abi_test;
 namespace {
 
 // A buffer of dtype T holding exactly these values (exact: small integers and dyadic values).
-template <class T>
-Obj make_buffer(const std::vector<T>& values) {
-  std::vector<uint8_t> bytes(values.size() * sizeof(T));
-  if (!bytes.empty()) std::memcpy(bytes.data(), values.data(), bytes.size());
-  Io io = take_io(
-      torchlean_cuda_buffer_of_bytes_io(byte_array(bytes).get(), Dt<T>::kCode, Dt<T>::kCode));
-  EXPECT_TRUE(io.ok) << io.message;
-  return std::move(io.value);
-}
-
-template <class T>
-std::vector<T> read_back(lean_object* buffer) {
-  EXPECT_EQ(torchlean_cuda_buffer_dtype(buffer), Dt<T>::kCode);
-  Io io = take_io(torchlean_cuda_buffer_to_bytes_io(buffer, Dt<T>::kCode));
-  EXPECT_TRUE(io.ok) << io.message;
-  if (!io.ok) return {};
-  const std::vector<uint8_t> bytes = bytes_of(io.value.get());
-  std::vector<T> values(bytes.size() / sizeof(T));
-  if (!values.empty()) std::memcpy(values.data(), bytes.data(), bytes.size());
-  return values;
-}
-
 // Logical operands A' (batch, m, n) and B' (batch, n, p) of small integers, their stored layouts
 // for the flags, and the exact product.
 struct Product {
@@ -112,7 +90,7 @@ std::vector<T> bmm_values(const Product& pr, bool ta, bool tb) {
   Obj c(torchlean_cuda_buffer_bmm_with_transpose(a.get(), b.get(), pr.batch, pr.m, pr.n, pr.p,
                                                  ta ? 1 : 0, tb ? 1 : 0));
   EXPECT_EQ(torchlean_cuda_buffer_size(c.get()), uint64_t{pr.batch} * pr.m * pr.p);
-  return read_back<T>(c.get());
+  return read_values<T>(c.get());
 }
 
 template <class T>
@@ -162,7 +140,7 @@ TEST_F(Matmul, HandFixture) {
   Obj da = make_buffer<double>(a), db = make_buffer<double>(b);
   auto run = [&](uint32_t ta, uint32_t tb) {
     Obj c(torchlean_cuda_buffer_bmm_with_transpose(da.get(), db.get(), 1, 2, 2, 2, ta, tb));
-    return read_back<double>(c.get());
+    return read_values<double>(c.get());
   };
   EXPECT_EQ(run(0, 0), (std::vector<double>{19, 22, 43, 50}));
   EXPECT_EQ(run(1, 0), (std::vector<double>{26, 30, 38, 44}));
@@ -175,12 +153,12 @@ TEST_F(Matmul, NoContractionGivesPositiveZeros) {
     for (uint32_t tb = 0; tb < 2; ++tb) {
       Obj a(torchlean_cuda_buffer_zeros(0, 0)), b(torchlean_cuda_buffer_zeros(0, 0));
       Obj c(torchlean_cuda_buffer_bmm_with_transpose(a.get(), b.get(), 2, 3, 0, 5, ta, tb));
-      const std::vector<float> got = read_back<float>(c.get());
+      const std::vector<float> got = read_values<float>(c.get());
       ASSERT_EQ(got.size(), 30u);
       for (float v : got) EXPECT_EQ(bits_of<float>({v})[0], 0u);
       Obj a64(torchlean_cuda_buffer_zeros(0, 1)), b64(torchlean_cuda_buffer_zeros(0, 1));
       Obj c64(torchlean_cuda_buffer_bmm_with_transpose(a64.get(), b64.get(), 1, 4, 0, 1, ta, tb));
-      const std::vector<double> got64 = read_back<double>(c64.get());
+      const std::vector<double> got64 = read_values<double>(c64.get());
       ASSERT_EQ(got64.size(), 4u);
       for (double v : got64) EXPECT_EQ(bits_of<double>({v})[0], 0u);
     }
@@ -212,7 +190,7 @@ TEST_F(Matmul, OperandsMayBeTheSameBuffer) {
   // A A^T with one buffer for both operands.
   Obj a = make_buffer<float>({1, 2, 3, 4, 5, 6});  // (2, 3)
   Obj c(torchlean_cuda_buffer_bmm_with_transpose(a.get(), a.get(), 1, 2, 3, 2, 0, 1));
-  EXPECT_EQ(read_back<float>(c.get()), (std::vector<float>{14, 32, 32, 77}));
+  EXPECT_EQ(read_values<float>(c.get()), (std::vector<float>{14, 32, 32, 77}));
 }
 
 TEST_F(Matmul, OwnershipFreshResultAndBorrowedOperands) {
@@ -235,8 +213,8 @@ TEST_F(Matmul, OwnershipFreshResultAndBorrowedOperands) {
     EXPECT_EQ(after.free_count - before.free_count, 1u);
     EXPECT_EQ(after.wrapper_finalize - before.wrapper_finalize, 1u);
   }
-  EXPECT_EQ(read_back<float>(a.get()), (std::vector<float>{1, 2, 3, 4, 5, 6}));
-  EXPECT_EQ(read_back<float>(b.get()), (std::vector<float>{1, 0, 0, 1, 1, 1}));
+  EXPECT_EQ(read_values<float>(a.get()), (std::vector<float>{1, 2, 3, 4, 5, 6}));
+  EXPECT_EQ(read_values<float>(b.get()), (std::vector<float>{1, 0, 0, 1, 1, 1}));
 }
 
 // 1 + 2^-20 has more significand bits than TF32 keeps: a strict float32 product of it with 1,
@@ -249,7 +227,7 @@ TEST_F(Matmul, Float32IsStrictByDefaultAndTf32SettingRoundTrips) {
   const float exact = 16.0f + std::ldexp(1.0f, -16);
   auto product = [&] {
     Obj c(torchlean_cuda_buffer_bmm_with_transpose(a.get(), b.get(), 1, m, n, p, 0, 0));
-    return read_back<float>(c.get());
+    return read_values<float>(c.get());
   };
   for (float v : product()) ASSERT_EQ(v, exact) << "float32 product not strict by default";
   Io on = take_io(torchlean_libtorch_set_setting(0, 1));

@@ -29,30 +29,6 @@ using Dims = std::vector<uint64_t>;
 template <class T>
 using Bits = typename Dt<T>::Bits;
 
-template <class T>
-Bits<T> bits_of(T v) {
-  Bits<T> b;
-  std::memcpy(&b, &v, sizeof b);
-  return b;
-}
-
-template <class T>
-T value_of(Bits<T> b) {
-  T v;
-  std::memcpy(&v, &b, sizeof v);
-  return v;
-}
-
-template <class T>
-Obj make_buffer(const std::vector<T>& values) {
-  std::vector<uint8_t> bytes(values.size() * sizeof(T));
-  if (!bytes.empty()) std::memcpy(bytes.data(), values.data(), bytes.size());
-  Io io = take_io(
-      torchlean_cuda_buffer_of_bytes_io(byte_array(bytes).get(), Dt<T>::kCode, Dt<T>::kCode));
-  EXPECT_TRUE(io.ok) << io.message;
-  return std::move(io.value);
-}
-
 // The words of a result (NaN payloads and signed zeros kept), after checking its dtype.
 template <class T>
 std::vector<Bits<T>> words_of(lean_object* buffer) {

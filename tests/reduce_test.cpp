@@ -31,20 +31,6 @@ namespace {
 
 constexpr uint64_t kGridLanes = uint64_t{65535} * 256;  // S of a capped first pass
 
-template <class T>
-typename Dt<T>::Bits bits_of(T v) {
-  typename Dt<T>::Bits b;
-  std::memcpy(&b, &v, sizeof(T));
-  return b;
-}
-
-template <class T>
-T from_bits(typename Dt<T>::Bits b) {
-  T v;
-  std::memcpy(&v, &b, sizeof(T));
-  return v;
-}
-
 // ---------------------------------------------------------------------------------------------
 // The independent model of the tree.
 
@@ -106,11 +92,11 @@ std::vector<T> random_values(uint64_t n, uint64_t seed) {
     if constexpr (sizeof(T) == 4) {
       const uint32_t b = static_cast<uint32_t>(sign << 31) | static_cast<uint32_t>(127 + e) << 23 |
                          static_cast<uint32_t>((r >> 8) & 0x7FFFFF);
-      v[i] = from_bits<float>(b);
+      v[i] = value_of<float>(b);
     } else {
       const uint64_t b =
           sign << 63 | static_cast<uint64_t>(1023 + e) << 52 | (rng() & 0xFFFFFFFFFFFFFull);
-      v[i] = from_bits<double>(b);
+      v[i] = value_of<double>(b);
     }
   }
   return v;
@@ -118,16 +104,6 @@ std::vector<T> random_values(uint64_t n, uint64_t seed) {
 
 // ---------------------------------------------------------------------------------------------
 // Through the ABI.
-
-template <class T>
-Obj make_buffer(const std::vector<T>& values) {
-  std::vector<uint8_t> bytes(values.size() * sizeof(T));
-  if (!bytes.empty()) std::memcpy(bytes.data(), values.data(), bytes.size());
-  Io io = take_io(
-      torchlean_cuda_buffer_of_bytes_io(byte_array(bytes).get(), Dt<T>::kCode, Dt<T>::kCode));
-  EXPECT_TRUE(io.ok) << io.message;
-  return std::move(io.value);
-}
 
 template <class T>
 T read_scalar(lean_object* result) {

@@ -28,42 +28,6 @@ namespace {
 template <class T>
 using Bits = typename Dt<T>::Bits;
 
-template <class T>
-Bits<T> bits_of(T v) {
-  Bits<T> b;
-  std::memcpy(&b, &v, sizeof b);
-  return b;
-}
-
-template <class T>
-T value_of(Bits<T> b) {
-  T v;
-  std::memcpy(&v, &b, sizeof v);
-  return v;
-}
-
-template <class T>
-Obj make_buffer(const std::vector<T>& values) {
-  std::vector<uint8_t> bytes(values.size() * sizeof(T));
-  if (!bytes.empty()) std::memcpy(bytes.data(), values.data(), bytes.size());
-  Io io = take_io(
-      torchlean_cuda_buffer_of_bytes_io(byte_array(bytes).get(), Dt<T>::kCode, Dt<T>::kCode));
-  EXPECT_TRUE(io.ok) << io.message;
-  return std::move(io.value);
-}
-
-template <class T>
-std::vector<T> values_of_buffer(lean_object* buffer) {
-  EXPECT_EQ(torchlean_cuda_buffer_dtype(buffer), Dt<T>::kCode);
-  Io io = take_io(torchlean_cuda_buffer_to_bytes_io(buffer, Dt<T>::kCode));
-  EXPECT_TRUE(io.ok) << io.message;
-  if (!io.ok) return {};
-  const std::vector<uint8_t> bytes = bytes_of(io.value.get());
-  std::vector<T> v(bytes.size() / sizeof(T));
-  if (!v.empty()) std::memcpy(v.data(), bytes.data(), v.size() * sizeof(T));
-  return v;
-}
-
 bool set_deterministic(bool on) {
   Io io = take_io(torchlean_libtorch_set_setting(2, on ? 1 : 0));
   return io.ok;
@@ -209,7 +173,7 @@ std::vector<T> device_fwd(const Problem<T>& p, const Handles& h) {
                          h.a.get(), h.b.get(), h.x.get(), h.h0.get(), p.steps, p.state)
                    : torchlean_cuda_buffer_selective_scan_diag_fwd(h.a.get(), h.b.get(), h.x.get(),
                                                                    h.h0.get(), p.steps, p.state));
-  return values_of_buffer<T>(r.get());
+  return read_values<T>(r.get());
 }
 
 // Splits the (dA, (dB, (dX, dH0))) tuple, checking its constructor layout.
@@ -223,10 +187,10 @@ Grads<T> unpack(lean_object* tuple) {
   EXPECT_EQ(lean_ctor_num_objs(rest), 2u);
   lean_object* last = lean_ctor_get(rest, 1);
   EXPECT_EQ(lean_ctor_num_objs(last), 2u);
-  g.da = values_of_buffer<T>(lean_ctor_get(tuple, 0));
-  g.db = values_of_buffer<T>(lean_ctor_get(rest, 0));
-  g.dx = values_of_buffer<T>(lean_ctor_get(last, 0));
-  g.dh0 = values_of_buffer<T>(lean_ctor_get(last, 1));
+  g.da = read_values<T>(lean_ctor_get(tuple, 0));
+  g.db = read_values<T>(lean_ctor_get(rest, 0));
+  g.dx = read_values<T>(lean_ctor_get(last, 0));
+  g.dh0 = read_values<T>(lean_ctor_get(last, 1));
   return g;
 }
 
@@ -678,7 +642,7 @@ TEST_F(Scan, TupleAndBuffersAreFreshAndOwned) {
       EXPECT_EQ(after.free_count - before.free_count, 4u);
     }
     // The arguments are borrowed and unchanged.
-    expect_same(values_of_buffer<float>(h.x.get()), p.x, "x");
+    expect_same(read_values<float>(h.x.get()), p.x, "x");
   }
 }
 

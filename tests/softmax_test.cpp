@@ -30,32 +30,8 @@ using Dims = std::vector<uint64_t>;
 template <class T>
 using Bits = typename Dt<T>::Bits;
 
-template <class T>
-Bits<T> bits_of(T v) {
-  Bits<T> b;
-  std::memcpy(&b, &v, sizeof b);
-  return b;
-}
-
-template <class T>
-T value_of(Bits<T> b) {
-  T v;
-  std::memcpy(&v, &b, sizeof v);
-  return v;
-}
-
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-
-template <class T>
-Obj make_buffer(const std::vector<T>& values) {
-  std::vector<uint8_t> bytes(values.size() * sizeof(T));
-  if (!bytes.empty()) std::memcpy(bytes.data(), values.data(), bytes.size());
-  Io io = take_io(
-      torchlean_cuda_buffer_of_bytes_io(byte_array(bytes).get(), Dt<T>::kCode, Dt<T>::kCode));
-  EXPECT_TRUE(io.ok) << io.message;
-  return std::move(io.value);
-}
 
 template <class T>
 std::vector<T> values_as(const std::vector<double>& v) {
@@ -65,18 +41,6 @@ std::vector<T> values_as(const std::vector<double>& v) {
 }
 
 // The values of a result (NaN payloads and signed zeros kept), after checking its dtype.
-template <class T>
-std::vector<T> read(lean_object* buffer) {
-  EXPECT_EQ(torchlean_cuda_buffer_dtype(buffer), Dt<T>::kCode);
-  Io io = take_io(torchlean_cuda_buffer_to_bytes_io(buffer, Dt<T>::kCode));
-  EXPECT_TRUE(io.ok) << io.message;
-  if (!io.ok) return {};
-  const std::vector<uint8_t> bytes = bytes_of(io.value.get());
-  std::vector<T> values(bytes.size() / sizeof(T));
-  if (!values.empty()) std::memcpy(values.data(), bytes.data(), bytes.size());
-  return values;
-}
-
 lean_object* nat_list(const Dims& values) {
   lean_object* a = lean_alloc_array(values.size(), values.size());
   for (size_t i = 0; i < values.size(); ++i) {
@@ -95,7 +59,7 @@ std::vector<T> masked(const std::vector<T>& scores, const std::vector<T>& mask, 
   Obj s = make_buffer(scores);
   Obj m = make_buffer(mask);
   Obj r(torchlean_cuda_buffer_hard_masked_softmax_by_row(s.get(), m.get(), rows, cols));
-  return read<T>(r.get());
+  return read_values<T>(r.get());
 }
 
 template <class T>
@@ -104,7 +68,7 @@ std::vector<T> along(const std::vector<T>& x, const Dims& dims, uint32_t axis) {
   Io io = take_io(torchlean_cuda_buffer_softmax_io(b.get(), nats(dims).get(), axis));
   EXPECT_TRUE(io.ok) << io.message;
   if (!io.ok) return {};
-  return read<T>(io.value.get());
+  return read_values<T>(io.value.get());
 }
 
 // Host softmax written from the contract, in long double: one line of `count` values at
@@ -464,8 +428,8 @@ TEST_F(Softmax, OwnershipOfEveryResult) {
     EXPECT_EQ(after.free_count - before.free_count, payloads) << c.name;
     EXPECT_EQ(after.wrapper_live, before.wrapper_live) << c.name;
   }
-  EXPECT_EQ(read<float>(s.get()), std::vector<float>({1, 2, 3, 4, 5, 6}));
-  EXPECT_EQ(read<float>(m.get()), std::vector<float>({1, 0, 1, 1, 1, 0}));
+  EXPECT_EQ(read_values<float>(s.get()), std::vector<float>({1, 2, 3, 4, 5, 6}));
+  EXPECT_EQ(read_values<float>(m.get()), std::vector<float>({1, 0, 1, 1, 1, 0}));
 }
 
 // Ten runs of each path give the same bits with the deterministic setting on (the sums' order is
