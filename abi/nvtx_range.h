@@ -6,7 +6,8 @@
 // bernoulli_mask, of_float_array, of_bytes_io, ...) the element count of the buffer it builds; 0
 // for any other op without a buffer operand (runtime queries). The range is pushed when that count
 // is first known (the first operand decoded, or a constructor's size checked: before any work) or,
-// for an op without one, when the call's body returns; it is popped when the call returns or fails.
+// for an op without one, when the call's body returns; it is popped when the call returns or fails
+// (a panic raised inside the body itself ends the process with the range open).
 // Builds without CUDA (or without the NVTX3 headers) compile all of this to nothing.
 #pragma once
 

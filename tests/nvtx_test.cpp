@@ -90,6 +90,13 @@ TEST_F(Nvtx, OneNamedRangePerCall) {
   Obj zeros(torchlean_cuda_buffer_zeros(3, 0));
   EXPECT_EQ(events_since(mark), one_range("zeros", 3));
 
+  // A failing IO call closes its range too: 3 bytes are no whole float32 word, so the count is
+  // never known and the range carries 0.
+  mark = recorded().size();
+  Io bad = take_io(torchlean_cuda_buffer_of_bytes_io(byte_array({1, 2, 3}).get(), 0, 0));
+  EXPECT_FALSE(bad.ok);
+  EXPECT_EQ(events_since(mark), one_range("of_bytes_io", 0));
+
   // Balanced over the whole run, and every range in the one domain.
   int depth = 0;
   int domains = 0;
