@@ -55,7 +55,9 @@ torchlean_cuda_buffer* record_of(b_lean_obj_arg object, const char* op) {
   if (lean_get_external_class(object) != buffer_class()) {
     fail(ErrorKind::invalid_argument, op, "external object is not a tlrt buffer");
   }
-  return static_cast<torchlean_cuda_buffer*>(lean_get_external_data(object));
+  auto* rec = static_cast<torchlean_cuda_buffer*>(lean_get_external_data(object));
+  note_elements(rec->buffer->size());
+  return rec;
 }
 
 Buffer& live_buffer(b_lean_obj_arg object, const char* op) {

@@ -4,6 +4,11 @@
 // (out-of-memory becomes IO.Error.resourceExhausted, everything else IO.Error.otherError). Both
 // run the one-time initialisation and make the selected device current for the call. No exception
 // ever leaves these helpers.
+//
+// Each helper also opens the op's NVTX range (abi/nvtx_range.h), off unless TLRT_NVTX=1. Its `op`
+// defaults to the calling function's name, which for an export is the symbol itself
+// ("torchlean_cuda_buffer_add" names the range "add"); a shared helper that serves several exports
+// passes the op's name instead.
 #pragma once
 
 #include <lean/lean.h>
@@ -16,6 +21,7 @@
 #include <utility>
 #include <vector>
 
+#include "abi/nvtx_range.h"
 #include "common/error.h"
 #include "runtime/buffer.h"
 #include "runtime/context.h"
@@ -77,8 +83,9 @@ class GuardedScope {
 };
 
 template <class F>
-auto pure_call(F&& body) -> decltype(body()) {
+auto pure_call(F&& body, const char* op = __builtin_FUNCTION()) -> decltype(body()) {
   try {
+    OpRange range(op);
     GuardedScope scope;
     return body();
   } catch (const Error& e) {
@@ -94,8 +101,9 @@ auto pure_call(F&& body) -> decltype(body()) {
 
 // `body` returns the owned success value (a buffer object, lean_box(0), a boxed scalar, ...).
 template <class F>
-lean_obj_res io_call(F&& body) {
+lean_obj_res io_call(F&& body, const char* op = __builtin_FUNCTION()) {
   try {
+    OpRange range(op);
     GuardedScope scope;
     return lean_io_result_mk_ok(body());
   } catch (const Error& e) {
@@ -111,8 +119,9 @@ lean_obj_res io_call(F&& body) {
 
 // Unguarded symbols: no initialisation, no device switch; failures still panic with a message.
 template <class F>
-auto unguarded_call(F&& body) -> decltype(body()) {
+auto unguarded_call(F&& body, const char* op = __builtin_FUNCTION()) -> decltype(body()) {
   try {
+    OpRange range(op);
     return body();
   } catch (const std::exception& e) {
     panic(e.what());

@@ -12,21 +12,25 @@ using namespace tlrt::abi;
 namespace {
 
 uint32_t release_object(b_lean_obj_arg object) {
-  return unguarded_call([&]() -> uint32_t {
-    torchlean_cuda_buffer* rec = record_of(object, "release");
-    return rec->buffer->release() ? 1u : 0u;
-  });
+  return unguarded_call(
+      [&]() -> uint32_t {
+        torchlean_cuda_buffer* rec = record_of(object, "release");
+        return rec->buffer->release() ? 1u : 0u;
+      },
+      "release");
 }
 
 uint32_t size_of(b_lean_obj_arg object) {
-  return unguarded_call([&]() -> uint32_t {
-    const uint64_t n = record_of(object, "size")->buffer->size();
-    if (n > UINT32_MAX) {
-      panic("tlrt: size: buffer holds " + std::to_string(n) +
-            " scalars, more than a UInt32 can report");
-    }
-    return static_cast<uint32_t>(n);
-  });
+  return unguarded_call(
+      [&]() -> uint32_t {
+        const uint64_t n = record_of(object, "size")->buffer->size();
+        if (n > UINT32_MAX) {
+          panic("tlrt: size: buffer holds " + std::to_string(n) +
+                " scalars, more than a UInt32 can report");
+        }
+        return static_cast<uint32_t>(n);
+      },
+      "size");
 }
 
 }  // namespace

@@ -16,21 +16,25 @@ using namespace tlrt::abi;
 namespace {
 
 lean_obj_res zeros(uint32_t n, uint8_t code) {
+  note_elements(n);
   const Dtype dt = tlrt::native_dtype_from_code(code, "zeros");
   return box(tlrt::make_zeros(tlrt::default_backend(), dt, n, "zeros"));
 }
 
 lean_obj_res full(uint32_t n, double v, uint8_t code) {
+  note_elements(n);
   const Dtype dt = tlrt::native_dtype_from_code(code, "full");
   return box(tlrt::make_full(tlrt::default_backend(), dt, n, v, "full"));
 }
 
 lean_obj_res rand_uniform(uint32_t n, uint64_t key, uint8_t code) {
+  note_elements(n);
   const Dtype dt = tlrt::native_dtype_from_code(code, "rand_uniform");
   return box(tlrt::make_rand_uniform(tlrt::default_backend(), dt, n, key, "rand_uniform"));
 }
 
 lean_obj_res bernoulli_mask(uint32_t n, double p, uint64_t key, uint8_t code) {
+  note_elements(n);
   const Dtype dt = tlrt::native_dtype_from_code(code, "bernoulli_mask");
   return box(tlrt::make_bernoulli_mask(tlrt::default_backend(), dt, n, p, key, "bernoulli_mask"));
 }
@@ -38,6 +42,7 @@ lean_obj_res bernoulli_mask(uint32_t n, double p, uint64_t key, uint8_t code) {
 lean_obj_res of_float_array(b_lean_obj_arg array, uint8_t code) {
   const Dtype dt = tlrt::native_dtype_from_code(code, "of_float_array");
   const uint64_t n = lean_sarray_size(array);
+  note_elements(n);
   return box(tlrt::upload_f64(tlrt::default_backend(), dt, lean_float_array_cptr(array), n,
                               "of_float_array"));
 }
@@ -100,6 +105,7 @@ lean_obj_res of_bytes(b_lean_obj_arg array, uint8_t code, uint8_t source_code, c
                    " does not match its dtype (not a multiple of " + std::to_string(width) +
                    " bytes for " + tlrt::dtype_name(source) + ")");
   }
+  note_elements(length / width);
   return box(tlrt::upload_words(tlrt::default_backend(), dt, lean_sarray_cptr(array),
                                 length / width, source, op));
 }

@@ -25,16 +25,19 @@ std::vector<std::unique_ptr<Buffer>> run(ElementwiseOp op,
 
 lean_obj_res call(ElementwiseOp op, std::initializer_list<b_lean_obj_arg> objects,
                   std::initializer_list<double> scalars) {
-  return pure_call([&] { return box_tuple(run(op, objects, scalars)); });
+  return pure_call([&] { return box_tuple(run(op, objects, scalars)); },
+                   tlrt::elementwise_info(op).name);
 }
 
 // The result is built (and counted) before the source is released.
 lean_obj_res call_then_release(ElementwiseOp op, b_lean_obj_arg x) {
-  return pure_call([&] {
-    lean_obj_res result = box_tuple(run(op, {x}, {}));
-    live_buffer(x, tlrt::elementwise_info(op).name).release();
-    return result;
-  });
+  return pure_call(
+      [&] {
+        lean_obj_res result = box_tuple(run(op, {x}, {}));
+        live_buffer(x, tlrt::elementwise_info(op).name).release();
+        return result;
+      },
+      tlrt::elementwise_info(op).name);
 }
 
 }  // namespace

@@ -16,13 +16,15 @@ constexpr const char* kVarBwd = "selective_scan_diag_var_bwd";
 lean_obj_res forward(b_lean_obj_arg a_obj, b_lean_obj_arg b_obj, b_lean_obj_arg x_obj,
                      b_lean_obj_arg h0_obj, uint32_t steps, uint32_t state, bool variable,
                      const char* op) {
-  return pure_call([&] {
-    tlrt::Buffer& a = live_buffer(a_obj, op);
-    tlrt::Buffer& b = live_buffer(b_obj, op);
-    tlrt::Buffer& x = live_buffer(x_obj, op);
-    tlrt::Buffer& h0 = live_buffer(h0_obj, op);
-    return box(tlrt::selective_scan_fwd(a, b, x, h0, steps, state, variable, op));
-  });
+  return pure_call(
+      [&] {
+        tlrt::Buffer& a = live_buffer(a_obj, op);
+        tlrt::Buffer& b = live_buffer(b_obj, op);
+        tlrt::Buffer& x = live_buffer(x_obj, op);
+        tlrt::Buffer& h0 = live_buffer(h0_obj, op);
+        return box(tlrt::selective_scan_fwd(a, b, x, h0, steps, state, variable, op));
+      },
+      op);
 }
 
 // (dA, (dB, (dX, dH0))): Lean's right-nested products.
@@ -33,16 +35,18 @@ lean_obj_res box_gradients(tlrt::ScanGradientBuffers g) {
 lean_obj_res backward(b_lean_obj_arg a_obj, b_lean_obj_arg b_obj, b_lean_obj_arg x_obj,
                       b_lean_obj_arg h0_obj, b_lean_obj_arg out_obj, b_lean_obj_arg dy_obj,
                       uint32_t steps, uint32_t state, bool variable, const char* op) {
-  return pure_call([&] {
-    tlrt::Buffer& a = live_buffer(a_obj, op);
-    tlrt::Buffer& b = live_buffer(b_obj, op);
-    tlrt::Buffer& x = live_buffer(x_obj, op);
-    tlrt::Buffer& h0 = live_buffer(h0_obj, op);
-    tlrt::Buffer& out = live_buffer(out_obj, op);
-    tlrt::Buffer& dy = live_buffer(dy_obj, op);
-    return box_gradients(
-        tlrt::selective_scan_bwd(a, b, x, h0, out, dy, steps, state, variable, op));
-  });
+  return pure_call(
+      [&] {
+        tlrt::Buffer& a = live_buffer(a_obj, op);
+        tlrt::Buffer& b = live_buffer(b_obj, op);
+        tlrt::Buffer& x = live_buffer(x_obj, op);
+        tlrt::Buffer& h0 = live_buffer(h0_obj, op);
+        tlrt::Buffer& out = live_buffer(out_obj, op);
+        tlrt::Buffer& dy = live_buffer(dy_obj, op);
+        return box_gradients(
+            tlrt::selective_scan_bwd(a, b, x, h0, out, dy, steps, state, variable, op));
+      },
+      op);
 }
 
 }  // namespace
