@@ -10,7 +10,7 @@
 #include <string>
 
 #include "kernels/fft/fft.h"
-#include "kernels/fill/fill.h"
+#include "runtime/construct.h"
 #include "runtime/context.h"
 #include "runtime/dispatch.h"
 #include "runtime/shape_geometry.h"
@@ -198,20 +198,6 @@ FftPlanShape column_plan(FftDirection direction, uint64_t grid, uint64_t width) 
 void require_positive_length(uint64_t n, const char* name, const char* op) {
   if (n != 0) return;
   fail(ErrorKind::invalid_argument, op, std::string(name) + ": length must be positive (n = 0)");
-}
-
-void zero_fill(const Buffer& b, const char* op) {
-  if (b.size() == 0) return;
-  on_backend(
-      b.backend(), b.dtype(), op,
-      [&](auto as) {
-        using U = typename decltype(as)::type;
-        kernels::fill_ref(b.as<U>(), b.size(), U(0));
-      },
-      [&](auto as, CUstream_st* s) {
-        using U = typename decltype(as)::type;
-        kernels::fill_cuda(b.as<U>(), b.size(), U(0), s);
-      });
 }
 
 }  // namespace
@@ -434,11 +420,8 @@ std::unique_ptr<Buffer> spectral_conv1d_rfft_fwd(const Buffer& x, const Buffer& 
   require_shape(wre, "wRe", Dims{modes, width, width}, "[modes, width, width]", op);
   require_shape(wim, "wIm", Dims{modes, width, width}, "[modes, width, width]", op);
   require_compatible(op, {&x, &wre, &wim}, SameSize::no);
+  if (modes == 0) return make_zeros(x.backend(), x.dtype(), x.size(), op);
   std::unique_ptr<Buffer> y = Buffer::allocate(x.backend(), x.dtype(), x.size(), op);
-  if (modes == 0) {
-    zero_fill(*y, op);
-    return y;
-  }
   on_backend(
       x.backend(), x.dtype(), op,
       [&](auto as) {
@@ -503,13 +486,11 @@ SpectralGrads spectral_conv1d_rfft_bwd(const Buffer& x, const Buffer& wre, const
   require_shape(dy, "dY", Dims{grid, width}, "[grid, width]", op);
   require_compatible(op, {&x, &wre, &wim, &dy}, SameSize::no);
   SpectralGrads g;
-  g.dx = Buffer::allocate(x.backend(), x.dtype(), x.size(), op);
+  g.dx = modes == 0 ? make_zeros(x.backend(), x.dtype(), x.size(), op)
+                    : Buffer::allocate(x.backend(), x.dtype(), x.size(), op);
   g.dwre = Buffer::allocate(x.backend(), x.dtype(), wre.size(), op);
   g.dwim = Buffer::allocate(x.backend(), x.dtype(), wim.size(), op);
-  if (modes == 0) {
-    zero_fill(*g.dx, op);
-    return g;  // the weight gradients are empty
-  }
+  if (modes == 0) return g;  // the weight gradients are empty
   on_backend(
       x.backend(), x.dtype(), op,
       [&](auto as) {

@@ -2,8 +2,8 @@
 
 #include <string>
 
-#include "kernels/fill/fill.h"
 #include "kernels/scan/scan.h"
+#include "runtime/construct.h"
 #include "runtime/dispatch.h"
 #include "runtime/settings.h"
 
@@ -84,27 +84,18 @@ ScanGradientBuffers selective_scan_bwd(const Buffer& a, const Buffer& b, const B
   require_extent(dy, "dY", "seqLen*state", total, op);
   const uint64_t coefficient_size = variable ? total : state;
   ScanGradientBuffers r;
+  if (total == 0) {
+    // Zeros of the stated shapes (dX is empty).
+    r.da = make_zeros(x.backend(), x.dtype(), coefficient_size, op);
+    r.db = make_zeros(x.backend(), x.dtype(), coefficient_size, op);
+    r.dx = Buffer::allocate(x.backend(), x.dtype(), 0, op);
+    r.dh0 = make_zeros(x.backend(), x.dtype(), state, op);
+    return r;
+  }
   r.da = Buffer::allocate(x.backend(), x.dtype(), coefficient_size, op);
   r.db = Buffer::allocate(x.backend(), x.dtype(), coefficient_size, op);
   r.dx = Buffer::allocate(x.backend(), x.dtype(), total, op);
   r.dh0 = Buffer::allocate(x.backend(), x.dtype(), state, op);
-  if (total == 0) {
-    // Zeros of the stated shapes (dX is empty).
-    for (Buffer* z : {r.da.get(), r.db.get(), r.dh0.get()}) {
-      if (z->size() == 0) continue;
-      on_backend(
-          z->backend(), z->dtype(), op,
-          [&](auto as) {
-            using T = typename decltype(as)::type;
-            kernels::fill_ref(z->as<T>(), z->size(), T(0));
-          },
-          [&](auto as, CUstream_st* s) {
-            using T = typename decltype(as)::type;
-            kernels::fill_cuda(z->as<T>(), z->size(), T(0), s);
-          });
-    }
-    return r;
-  }
   const bool exact = setting_enabled(Setting::deterministic);
   on_backend(
       x.backend(), x.dtype(), op,
