@@ -135,6 +135,28 @@ std::vector<T> read_values(lean_object* buffer) {
   return values;
 }
 
+// Runtime setting 2 (deterministic algorithms) on or off; true when the call succeeded.
+inline bool set_deterministic(bool on) {
+  Io io = take_io(torchlean_libtorch_set_setting(2, on ? 1 : 0));
+  return io.ok;
+}
+
+// Sets the deterministic setting for a scope and restores its earlier value at scope exit.
+class DeterministicScope {
+ public:
+  explicit DeterministicScope(bool on) {
+    Io io = take_io(torchlean_libtorch_get_setting(2));
+    saved_ = io.ok && lean_unbox(io.value.get()) != 0;
+    EXPECT_TRUE(set_deterministic(on));
+  }
+  ~DeterministicScope() { set_deterministic(saved_); }
+  DeterministicScope(const DeterministicScope&) = delete;
+  DeterministicScope& operator=(const DeterministicScope&) = delete;
+
+ private:
+  bool saved_ = false;
+};
+
 uint32_t f32_bits(double widened);
 uint64_t f64_bits(double v);
 

@@ -76,24 +76,6 @@ Three<T> backward(const std::vector<T>& dy, const std::vector<T>& xhat,
   return unpack<T>(r.get());
 }
 
-bool set_deterministic(bool on) {
-  Io io = take_io(torchlean_libtorch_set_setting(2, on ? 1 : 0));
-  return io.ok;
-}
-
-class DeterministicScope {
- public:
-  explicit DeterministicScope(bool on) {
-    Io io = take_io(torchlean_libtorch_get_setting(2));
-    saved_ = io.ok && lean_unbox(io.value.get()) != 0;
-    EXPECT_TRUE(set_deterministic(on));
-  }
-  ~DeterministicScope() { set_deterministic(saved_); }
-
- private:
-  bool saved_ = false;
-};
-
 // Host oracle of the forward, exactly as staged (binary64 statistics in column order).
 template <class T>
 Three<T> oracle_forward(const std::vector<T>& x, const std::vector<T>& gamma,

@@ -62,25 +62,6 @@ Obj nats(const Dims& values) {
   return Obj(nat_list(values));
 }
 
-bool set_deterministic(bool on) {
-  Io io = take_io(torchlean_libtorch_set_setting(2, on ? 1 : 0));
-  return io.ok;
-}
-
-// Restores the deterministic setting's value at scope exit.
-class DeterministicScope {
- public:
-  explicit DeterministicScope(bool on) {
-    Io io = take_io(torchlean_libtorch_get_setting(2));
-    saved_ = io.ok && lean_unbox(io.value.get()) != 0;
-    EXPECT_TRUE(set_deterministic(on));
-  }
-  ~DeterministicScope() { set_deterministic(saved_); }
-
- private:
-  bool saved_ = false;
-};
-
 template <class T>
 std::vector<Bits<T>> sum_axis(const std::vector<T>& x, const Dims& dims, uint32_t axis) {
   Obj b = make_buffer(x);

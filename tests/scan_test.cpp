@@ -28,25 +28,6 @@ namespace {
 template <class T>
 using Bits = typename Dt<T>::Bits;
 
-bool set_deterministic(bool on) {
-  Io io = take_io(torchlean_libtorch_set_setting(2, on ? 1 : 0));
-  return io.ok;
-}
-
-// Restores the deterministic setting's value at scope exit.
-class DeterministicScope {
- public:
-  explicit DeterministicScope(bool on) {
-    Io io = take_io(torchlean_libtorch_get_setting(2));
-    saved_ = io.ok && lean_unbox(io.value.get()) != 0;
-    EXPECT_TRUE(set_deterministic(on));
-  }
-  ~DeterministicScope() { set_deterministic(saved_); }
-
- private:
-  bool saved_ = false;
-};
-
 // ---------------------------------------------------------------------------------------------
 // Problem data and an independent host recurrence (the spec's formulas, literally).
 

@@ -167,11 +167,6 @@ std::vector<T> random_mask(size_t n, uint32_t seed, double density) {
   return v;
 }
 
-bool set_deterministic(bool on) {
-  Io io = take_io(torchlean_libtorch_set_setting(2, on ? 1 : 0));
-  return io.ok;
-}
-
 class Softmax : public BackendSuite {};
 using SoftmaxDeathTest = Softmax;
 
