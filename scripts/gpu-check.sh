@@ -17,7 +17,7 @@
 #   fuzz       tlrt-fuzz on the CUDA backend
 #   parity     tlrt-parity with the 2^31+ mode
 #   bench      tlrt-bench with the size sweep (BENCH_SWEEP= leaves it out)
-#   baseline   tlrt-bench (no sweep) of another tree, for figures side by side in one session:
+#   baseline   tlrt-bench (no sweep; BENCH_ONLY applies) of another tree, for figures side by side in one session:
 #              BASELINE=DIR (default .baseline, e.g. `git archive REF | tar -x -C .baseline`),
 #              built in build-baseline, results in $OUT/baseline-bench.{md,json}
 #   quick      test + parity without --large
@@ -172,7 +172,8 @@ for stage in "${STAGES[@]}"; do
       "${GTEST_ARGS[@]}" &&
       run baseline-build ninja -C build-baseline -j "$JOBS" tlrt-bench &&
       mkdir -p "$OUT/baseline" &&
-      run baseline-bench build-baseline/bench/tlrt-bench --out "$OUT/baseline" &&
+      run baseline-bench build-baseline/bench/tlrt-bench --out "$OUT/baseline" \
+        ${BENCH_ONLY:+--only $BENCH_ONLY} &&
       mv "$OUT/baseline/bench.md" "$OUT/baseline-bench.md" &&
       mv "$OUT/baseline/bench.json" "$OUT/baseline-bench.json"
     rmdir "$OUT/baseline" 2>/dev/null
