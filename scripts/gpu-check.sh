@@ -17,8 +17,8 @@
 #   fuzz       tlrt-fuzz on the CUDA backend
 #   parity     tlrt-parity with the 2^31+ mode
 #   bench      tlrt-bench with the size sweep (BENCH_SWEEP= leaves it out)
-#   baseline   tlrt-bench (no sweep; BENCH_ONLY applies) of another tree, for figures side by side in one session:
-#              BASELINE=DIR (default .baseline, e.g. `git archive REF | tar -x -C .baseline`),
+#   baseline   tlrt-bench (no sweep; BENCH_ONLY applies) of another tree, for figures side by
+#              side in one session: BASELINE=DIR (default .baseline, e.g. `git archive REF | tar -x -C .baseline`),
 #              built in build-baseline, results in $OUT/baseline-bench.{md,json}
 #   quick      test + parity without --large
 #
