@@ -106,4 +106,15 @@ uint64_t f64_bits(double v) {
   return u;
 }
 
+void buffers_of(lean_object* result, std::vector<lean_object*>& out) {
+  if (result == nullptr || lean_is_scalar(result)) return;
+  if (lean_is_ctor(result)) {
+    for (unsigned i = 0; i < lean_ctor_num_objs(result); ++i) {
+      buffers_of(lean_ctor_get(result, i), out);
+    }
+    return;
+  }
+  out.push_back(result);
+}
+
 }  // namespace abi_test

@@ -84,6 +84,27 @@ struct Counters {
   static Counters read();
 };
 
+// What one call must create: `buffers` fresh buffer wrappers (each buffer of a tuple counts one),
+// holding `bytes` payload bytes in `payloads` allocations (empty buffers have none).
+struct FreshResult {
+  uint64_t buffers = 1;
+  uint64_t bytes = 0;
+  uint64_t payloads = 1;
+};
+// A single buffer of `bytes` bytes: one payload, or none when it is empty.
+inline FreshResult fresh_buffer(uint64_t bytes) {
+  return {1, bytes, bytes != 0 ? 1u : 0u};
+}
+
+// Runs `call` and checks the ownership rules on its result: the counters move by exactly
+// `expected`, no buffer of the result (tuples are walked) is one of `inputs`, and dropping the
+// result returns the live bytes and wrappers to where they were and frees every payload it made
+// (and the call itself frees nothing and finalises no wrapper before the drop).
+// `what` names the case in failure messages.
+template <class Call>
+void expect_fresh_result(const std::string& what, Call&& call, FreshResult expected,
+                         std::initializer_list<lean_object*> inputs);
+
 bool cuda_requested();     // TLRT_DEVICE=cuda
 bool backend_available();  // runtime status 1
 
@@ -95,6 +116,34 @@ class BackendSuite : public ::testing::Test {
   void TearDown() override;
   Counters before_{};
 };
+
+// The buffers of a result: the object itself, or the leaves of nested constructor objects.
+void buffers_of(lean_object* result, std::vector<lean_object*>& out);
+
+template <class Call>
+void expect_fresh_result(const std::string& what, Call&& call, FreshResult expected,
+                         std::initializer_list<lean_object*> inputs) {
+  const Counters before = Counters::read();
+  Obj r(call());
+  const Counters mid = Counters::read();
+  EXPECT_EQ(mid.alloc_count - before.alloc_count, expected.payloads) << what;
+  EXPECT_EQ(mid.live_bytes - before.live_bytes, expected.bytes) << what;
+  EXPECT_EQ(mid.wrapper_alloc - before.wrapper_alloc, expected.buffers) << what;
+  EXPECT_EQ(mid.wrapper_live - before.wrapper_live, expected.buffers) << what;
+  EXPECT_EQ(mid.free_count, before.free_count) << what;
+  std::vector<lean_object*> made;
+  buffers_of(r.get(), made);
+  EXPECT_EQ(made.size(), expected.buffers) << what;
+  for (lean_object* b : made) {
+    for (lean_object* input : inputs) EXPECT_NE(b, input) << what;
+  }
+  r.reset();
+  const Counters after = Counters::read();
+  EXPECT_EQ(after.live_bytes, before.live_bytes) << what;
+  EXPECT_EQ(after.free_count - before.free_count, expected.payloads) << what;
+  EXPECT_EQ(after.wrapper_finalize - before.wrapper_finalize, expected.buffers) << what;
+  EXPECT_EQ(after.wrapper_live, before.wrapper_live) << what;
+}
 
 // The raw bits of a value and back.
 template <class T>

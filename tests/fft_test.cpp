@@ -558,17 +558,8 @@ TEST_F(Fft, EachCallCreatesFreshBuffersAndLeaksNothing) {
        3, (8 + 8 + 8) * 4, 3},
   };
   for (const Case& c : cases) {
-    const Counters before = Counters::read();
-    Obj r(c.call());
-    const Counters mid = Counters::read();
-    EXPECT_EQ(mid.alloc_count - before.alloc_count, c.payloads) << c.name;
-    EXPECT_EQ(mid.live_bytes - before.live_bytes, c.bytes) << c.name;
-    EXPECT_EQ(mid.wrapper_live - before.wrapper_live, c.wrappers) << c.name;
-    for (const Obj* input : {&x, &s, &g, &w}) EXPECT_NE(r.get(), input->get()) << c.name;
-    r.reset();
-    const Counters after = Counters::read();
-    EXPECT_EQ(after.live_bytes, before.live_bytes) << c.name;
-    EXPECT_EQ(after.wrapper_live, before.wrapper_live) << c.name;
+    expect_fresh_result(c.name, c.call, FreshResult{c.wrappers, c.bytes, c.payloads},
+                        {x.get(), s.get(), g.get(), w.get()});
   }
   // Borrowed inputs unchanged (C2R overwrites its input: the spectrum must have been copied).
   const Vec s_before = read<double>(s.get());

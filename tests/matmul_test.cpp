@@ -197,21 +197,12 @@ TEST_F(Matmul, OwnershipFreshResultAndBorrowedOperands) {
   Obj a = make_buffer<float>({1, 2, 3, 4, 5, 6});
   Obj b = make_buffer<float>({1, 0, 0, 1, 1, 1});
   for (int repeat = 0; repeat < 3; ++repeat) {
-    const Counters before = Counters::read();
-    Obj r(torchlean_cuda_buffer_bmm_with_transpose(a.get(), b.get(), 1, 2, 3, 2, 0, 0));
-    const Counters mid = Counters::read();
-    EXPECT_EQ(mid.alloc_count - before.alloc_count, 1u);
-    EXPECT_EQ(mid.live_bytes - before.live_bytes, 4 * sizeof(float));
-    EXPECT_EQ(mid.wrapper_alloc - before.wrapper_alloc, 1u);
-    EXPECT_EQ(mid.wrapper_live - before.wrapper_live, 1u);
-    EXPECT_EQ(mid.free_count, before.free_count);
-    EXPECT_NE(r.get(), a.get());
-    EXPECT_NE(r.get(), b.get());
-    r.reset();
-    const Counters after = Counters::read();
-    EXPECT_EQ(after.live_bytes, before.live_bytes);
-    EXPECT_EQ(after.free_count - before.free_count, 1u);
-    EXPECT_EQ(after.wrapper_finalize - before.wrapper_finalize, 1u);
+    expect_fresh_result("bmm",
+                        [&] {
+                          return torchlean_cuda_buffer_bmm_with_transpose(a.get(), b.get(), 1, 2, 3,
+                                                                          2, 0, 0);
+                        },
+                        fresh_buffer(4 * sizeof(float)), {a.get(), b.get()});
   }
   EXPECT_EQ(read_values<float>(a.get()), (std::vector<float>{1, 2, 3, 4, 5, 6}));
   EXPECT_EQ(read_values<float>(b.get()), (std::vector<float>{1, 0, 0, 1, 1, 1}));

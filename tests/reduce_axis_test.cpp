@@ -443,21 +443,7 @@ TEST_F(ReduceAxis, OwnershipOfEveryResult) {
        12},
   };
   for (const Case& c : cases) {
-    const uint64_t payloads = c.bytes != 0 ? 1 : 0;
-    const Counters before = Counters::read();
-    Obj r(c.call());
-    const Counters mid = Counters::read();
-    EXPECT_EQ(mid.alloc_count - before.alloc_count, payloads) << c.name;
-    EXPECT_EQ(mid.live_bytes - before.live_bytes, c.bytes) << c.name;
-    EXPECT_EQ(mid.wrapper_alloc - before.wrapper_alloc, 1u) << c.name;
-    EXPECT_EQ(mid.wrapper_live - before.wrapper_live, 1u) << c.name;
-    EXPECT_NE(r.get(), x.get()) << c.name;
-    EXPECT_NE(r.get(), empty.get()) << c.name;
-    r.reset();
-    const Counters after = Counters::read();
-    EXPECT_EQ(after.live_bytes, before.live_bytes) << c.name;
-    EXPECT_EQ(after.free_count - before.free_count, payloads) << c.name;
-    EXPECT_EQ(after.wrapper_live, before.wrapper_live) << c.name;
+    expect_fresh_result(c.name, c.call, fresh_buffer(c.bytes), {x.get(), empty.get()});
   }
   EXPECT_EQ(words_of<float>(x.get()), words<float>({1, 2, 3, 4, 5, 6}));
   // dims = [] copies: a fresh buffer, not the argument.

@@ -593,35 +593,21 @@ TEST_F(Scan, TupleAndBuffersAreFreshAndOwned) {
   for (bool variable : {false, true}) {
     Problem<float> p = random_problem<float>(6, 4, variable, 3, false);
     Handles h = upload(p);
-    {
-      const Counters before = Counters::read();
-      Obj r(variable ? torchlean_cuda_buffer_selective_scan_diag_var_fwd(
-                           h.a.get(), h.b.get(), h.x.get(), h.h0.get(), 6, 4)
-                     : torchlean_cuda_buffer_selective_scan_diag_fwd(h.a.get(), h.b.get(),
-                                                                     h.x.get(), h.h0.get(), 6, 4));
-      const Counters mid = Counters::read();
-      EXPECT_EQ(mid.wrapper_live - before.wrapper_live, 1u);
-      EXPECT_EQ(mid.live_bytes - before.live_bytes, 24 * sizeof(float));
-      for (const Obj* o : {&h.a, &h.b, &h.x, &h.h0}) EXPECT_NE(r.get(), o->get());
-      r.reset();
-      const Counters after = Counters::read();
-      EXPECT_EQ(after.wrapper_live, before.wrapper_live);
-      EXPECT_EQ(after.live_bytes, before.live_bytes);
-    }
-    {
-      const Counters before = Counters::read();
-      Obj r(call_bwd(variable, h, 6, 4));
-      const Counters mid = Counters::read();
-      EXPECT_EQ(mid.wrapper_live - before.wrapper_live, 4u);
-      EXPECT_EQ(mid.alloc_count - before.alloc_count, 4u);
-      const uint64_t coefficient = variable ? 24 : 4;
-      EXPECT_EQ(mid.live_bytes - before.live_bytes, (2 * coefficient + 24 + 4) * sizeof(float));
-      r.reset();
-      const Counters after = Counters::read();
-      EXPECT_EQ(after.wrapper_live, before.wrapper_live);
-      EXPECT_EQ(after.live_bytes, before.live_bytes);
-      EXPECT_EQ(after.free_count - before.free_count, 4u);
-    }
+    const std::initializer_list<lean_object*> inputs = {h.a.get(), h.b.get(), h.x.get(),
+                                                        h.h0.get()};
+    expect_fresh_result(
+        "fwd",
+        [&] {
+          return variable ? torchlean_cuda_buffer_selective_scan_diag_var_fwd(
+                                h.a.get(), h.b.get(), h.x.get(), h.h0.get(), 6, 4)
+                          : torchlean_cuda_buffer_selective_scan_diag_fwd(
+                                h.a.get(), h.b.get(), h.x.get(), h.h0.get(), 6, 4);
+        },
+        fresh_buffer(24 * sizeof(float)), inputs);
+    const uint64_t coefficient = variable ? 24 : 4;
+    expect_fresh_result(
+        "bwd", [&] { return call_bwd(variable, h, 6, 4); },
+        FreshResult{4, (2 * coefficient + 24 + 4) * sizeof(float), 4}, inputs);
     // The arguments are borrowed and unchanged.
     expect_same(read_values<float>(h.x.get()), p.x, "x");
   }

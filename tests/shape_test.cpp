@@ -287,23 +287,9 @@ TEST_F(Shape, EachCallCreatesOneFreshBufferAndLeaksNothing) {
        0},
   };
   for (const Case& c : cases) {
-    const uint64_t payloads = c.bytes != 0 ? 1 : 0;
-    const Counters before = Counters::read();
-    Obj r(c.call(a, b, d, empty));
-    const Counters mid = Counters::read();
-    EXPECT_EQ(mid.alloc_count - before.alloc_count, payloads) << c.name;
-    EXPECT_EQ(mid.live_bytes - before.live_bytes, c.bytes) << c.name;
-    EXPECT_EQ(mid.wrapper_alloc - before.wrapper_alloc, 1u) << c.name;
-    EXPECT_EQ(mid.wrapper_live - before.wrapper_live, 1u) << c.name;
-    EXPECT_EQ(mid.free_count, before.free_count) << c.name;
     // A fresh buffer, never one of the arguments (even the whole-buffer slice).
-    for (const Obj* input : {&a, &b, &d, &empty}) EXPECT_NE(r.get(), input->get()) << c.name;
-    r.reset();
-    const Counters after = Counters::read();
-    EXPECT_EQ(after.live_bytes, before.live_bytes) << c.name;
-    EXPECT_EQ(after.free_count - before.free_count, payloads) << c.name;
-    EXPECT_EQ(after.wrapper_finalize - before.wrapper_finalize, 1u) << c.name;
-    EXPECT_EQ(after.wrapper_live, before.wrapper_live) << c.name;
+    expect_fresh_result(c.name, [&] { return c.call(a, b, d, empty); }, fresh_buffer(c.bytes),
+                        {a.get(), b.get(), d.get(), empty.get()});
   }
   // The arguments are borrowed: still alive and unchanged.
   EXPECT_EQ(words_of<float>(a.get()), (Words<float>{0x3F800000u, 0x40000000u, 0x40400000u}));
@@ -814,21 +800,7 @@ TEST_F(Shape, NewOpsCreateOneFreshBufferAndLeakNothing) {
        12},
   };
   for (const Case& c : cases) {
-    const uint64_t payloads = c.bytes != 0 ? 1 : 0;
-    const Counters before = Counters::read();
-    Obj r(c.call());
-    const Counters mid = Counters::read();
-    EXPECT_EQ(mid.alloc_count - before.alloc_count, payloads) << c.name;
-    EXPECT_EQ(mid.live_bytes - before.live_bytes, c.bytes) << c.name;
-    EXPECT_EQ(mid.wrapper_alloc - before.wrapper_alloc, 1u) << c.name;
-    EXPECT_EQ(mid.wrapper_live - before.wrapper_live, 1u) << c.name;
-    EXPECT_NE(r.get(), v.get()) << c.name;
-    EXPECT_NE(r.get(), d.get()) << c.name;
-    r.reset();
-    const Counters after = Counters::read();
-    EXPECT_EQ(after.live_bytes, before.live_bytes) << c.name;
-    EXPECT_EQ(after.free_count - before.free_count, payloads) << c.name;
-    EXPECT_EQ(after.wrapper_live, before.wrapper_live) << c.name;
+    expect_fresh_result(c.name, c.call, fresh_buffer(c.bytes), {v.get(), d.get()});
   }
   EXPECT_EQ(words_of<float>(v.get()), (Words<float>{0x3F800000u, 0x40000000u, 0x40400000u}));
 }

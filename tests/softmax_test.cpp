@@ -406,22 +406,7 @@ TEST_F(Softmax, OwnershipOfEveryResult) {
        0},
   };
   for (const Case& c : cases) {
-    const uint64_t payloads = c.bytes != 0 ? 1 : 0;
-    const Counters before = Counters::read();
-    Obj r(c.call());
-    const Counters mid = Counters::read();
-    EXPECT_EQ(mid.alloc_count - before.alloc_count, payloads) << c.name;
-    EXPECT_EQ(mid.live_bytes - before.live_bytes, c.bytes) << c.name;
-    EXPECT_EQ(mid.wrapper_alloc - before.wrapper_alloc, 1u) << c.name;
-    EXPECT_EQ(mid.wrapper_live - before.wrapper_live, 1u) << c.name;
-    EXPECT_NE(r.get(), s.get()) << c.name;
-    EXPECT_NE(r.get(), m.get()) << c.name;
-    EXPECT_NE(r.get(), none.get()) << c.name;
-    r.reset();
-    const Counters after = Counters::read();
-    EXPECT_EQ(after.live_bytes, before.live_bytes) << c.name;
-    EXPECT_EQ(after.free_count - before.free_count, payloads) << c.name;
-    EXPECT_EQ(after.wrapper_live, before.wrapper_live) << c.name;
+    expect_fresh_result(c.name, c.call, fresh_buffer(c.bytes), {s.get(), m.get(), none.get()});
   }
   EXPECT_EQ(read_values<float>(s.get()), std::vector<float>({1, 2, 3, 4, 5, 6}));
   EXPECT_EQ(read_values<float>(m.get()), std::vector<float>({1, 0, 1, 1, 1, 0}));
