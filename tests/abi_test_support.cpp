@@ -106,6 +106,12 @@ uint64_t f64_bits(double v) {
   return u;
 }
 
+lean_object* nat_list(const std::vector<uint64_t>& entries) {
+  lean_object* a = lean_alloc_array(entries.size(), entries.size());
+  for (size_t i = 0; i < entries.size(); ++i) lean_array_set_core(a, i, lean_box(entries[i]));
+  return a;
+}
+
 void buffers_of(lean_object* result, std::vector<lean_object*>& out) {
   if (result == nullptr || lean_is_scalar(result)) return;
   if (lean_is_ctor(result)) {

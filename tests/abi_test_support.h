@@ -184,6 +184,13 @@ std::vector<T> read_values(lean_object* buffer) {
   return values;
 }
 
+// A Lean Array Nat of scalar-boxed entries (dims, axis maps, host index lists): raw (owned by the
+// caller) and wrapped.
+lean_object* nat_list(const std::vector<uint64_t>& entries);
+inline Obj nats(const std::vector<uint64_t>& entries) {
+  return Obj(nat_list(entries));
+}
+
 // Runtime setting 2 (deterministic algorithms) on or off; true when the call succeeded.
 inline bool set_deterministic(bool on) {
   Io io = take_io(torchlean_libtorch_set_setting(2, on ? 1 : 0));

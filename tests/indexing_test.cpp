@@ -68,18 +68,6 @@ Words<T> words_of(lean_object* buffer) {
   return words;
 }
 
-// A Lean Array Nat of scalar-boxed entries.
-lean_object* nat_list(const std::vector<uint64_t>& entries) {
-  lean_object* a = lean_alloc_array(entries.size(), entries.size());
-  for (size_t i = 0; i < entries.size(); ++i) lean_array_set_core(a, i, lean_box(entries[i]));
-  return a;
-}
-
-void set_deterministic(bool on) {
-  Io io = take_io(torchlean_libtorch_set_setting(2, on ? 1 : 0));
-  ASSERT_TRUE(io.ok) << io.message;
-}
-
 // The contract's ordered fold, literally: per touched row, fl(-0 + base), then the sources in
 // increasing index.
 template <class T>
@@ -163,7 +151,7 @@ std::vector<uint64_t> random_indices(uint64_t k, uint64_t range, uint64_t seed) 
 class Indexing : public BackendSuite {
  protected:
   void TearDown() override {
-    if (!IsSkipped()) set_deterministic(false);
+    if (!IsSkipped()) EXPECT_TRUE(set_deterministic(false));
     BackendSuite::TearDown();
   }
 };
@@ -240,7 +228,7 @@ TEST_F(Indexing, GatherRowsRandomShapes) {
 
 TEST_F(Indexing, ScatterAddSpecFixtureBaseFirstThenSourceOrder) {
   for (bool deterministic : {true, false}) {
-    set_deterministic(deterministic);
+    EXPECT_TRUE(set_deterministic(deterministic));
     const Obj x = make_values<float>({1e8f, -0.0f});
     const Obj v = make_values<float>({-1e8f, 1.0f});
     Obj list(nat_list({0, 0}));
@@ -309,7 +297,7 @@ void random_scatter(uint32_t rows, uint32_t cols, uint64_t k, uint64_t range, ui
 }
 
 TEST_F(Indexing, ScatterAddRowsMatchesTheOrderedFold) {
-  set_deterministic(true);
+  EXPECT_TRUE(set_deterministic(true));
   for (uint32_t cols : {1u, 2u, 7u, 31u, 32u, 33u, 96u, 300u}) {
     SCOPED_TRACE(cols);
     random_scatter<float>(50, cols, 2000, 60, cols);  // many repeats, some out of range
@@ -333,7 +321,7 @@ TEST_F(Indexing, LongRunsOnOneTarget) {
 // and scatter in one kernel that tiles the base (4096 elements, or a 4096-column slice of a longer
 // row; bases over 2^20 elements copied first). Both sides of each threshold, same bits.
 TEST_F(Indexing, ShortAndLongIndexListsGiveTheSameFold) {
-  set_deterministic(true);
+  EXPECT_TRUE(set_deterministic(true));
   struct Shape {
     uint32_t rows, cols;
   };
@@ -371,13 +359,13 @@ TEST_F(Indexing, ShortAndLongGatherListsSelectTheSameRows) {
 }
 
 TEST_F(Indexing, DeterministicSettingOffGivesTheOrderedResultToo) {
-  set_deterministic(false);
+  EXPECT_TRUE(set_deterministic(false));
   random_scatter<float>(64, 1, 20000, 70, 21);
   random_scatter<float>(64, 48, 3000, 70, 22);
 }
 
 TEST_F(Indexing, TenRunsAreBitIdentical) {
-  set_deterministic(true);
+  EXPECT_TRUE(set_deterministic(true));
   const uint32_t rows = 512;
   for (uint32_t cols : {1u, 64u}) {
     const Words<float> mw = random_values<float>(uint64_t{rows} * cols, 31);
@@ -450,7 +438,7 @@ TEST_F(Indexing, ScatterAddAtZerosThenSourceOrderFloat64) {
 }
 
 TEST_F(Indexing, ScatterAddAtManySourcesIsReproducible) {
-  set_deterministic(true);
+  EXPECT_TRUE(set_deterministic(true));
   const uint64_t count = 50000;
   const Words<float> pw = [&] {
     std::mt19937_64 rng(5);

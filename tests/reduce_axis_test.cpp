@@ -49,19 +49,6 @@ std::vector<Bits<T>> words(const std::vector<T>& values) {
   return w;
 }
 
-// A Lean Array Nat of scalar-boxed entries.
-lean_object* nat_list(const Dims& values) {
-  lean_object* a = lean_alloc_array(values.size(), values.size());
-  for (size_t i = 0; i < values.size(); ++i) {
-    lean_array_set_core(a, i, lean_box(static_cast<size_t>(values[i])));
-  }
-  return a;
-}
-
-Obj nats(const Dims& values) {
-  return Obj(nat_list(values));
-}
-
 template <class T>
 std::vector<Bits<T>> sum_axis(const std::vector<T>& x, const Dims& dims, uint32_t axis) {
   Obj b = make_buffer(x);

@@ -416,13 +416,6 @@ namespace {
 
 using Nats = std::vector<uint64_t>;
 
-// A Lean Array Nat of scalar-boxed entries.
-Obj nat_array_of(const Nats& values) {
-  lean_object* a = lean_alloc_array(values.size(), values.size());
-  for (size_t i = 0; i < values.size(); ++i) lean_array_cptr(a)[i] = lean_box(values[i]);
-  return Obj(a);
-}
-
 std::string text(const Nats& dims) {
   std::string t = "[";
   for (size_t i = 0; i < dims.size(); ++i) t += (i ? ", " : "") + std::to_string(dims[i]);
@@ -472,15 +465,15 @@ W swap_expected(const W& x, const Nats& dims, size_t depth) {
 
 template <class T>
 Words<T> broadcast_words(const Obj& x, const Nats& in, const Nats& out, const Nats& map) {
-  Obj r(torchlean_cuda_buffer_broadcast_to(x.get(), nat_array_of(in).get(), nat_array_of(out).get(),
-                                           nat_array_of(map).get()));
+  Obj r(torchlean_cuda_buffer_broadcast_to(x.get(), nats(in).get(), nats(out).get(),
+                                           nats(map).get()));
   EXPECT_EQ(torchlean_cuda_buffer_size(r.get()), product(out));
   return words_of<T>(r.get());
 }
 
 template <class T>
 Words<T> swap_words(const Obj& x, const Nats& dims, uint32_t depth) {
-  Obj r(torchlean_cuda_buffer_swap_adjacent_at_depth(x.get(), nat_array_of(dims).get(), depth));
+  Obj r(torchlean_cuda_buffer_swap_adjacent_at_depth(x.get(), nats(dims).get(), depth));
   EXPECT_EQ(torchlean_cuda_buffer_size(r.get()), product(dims));
   return words_of<T>(r.get());
 }
@@ -774,28 +767,24 @@ TEST_F(Shape, NewOpsCreateOneFreshBufferAndLeakNothing) {
        [&] { return torchlean_cuda_buffer_broadcast_vec_to_cols(v.get(), 3, 0); }, 0},
       {"broadcast_to identity",
        [&] {
-         return torchlean_cuda_buffer_broadcast_to(d.get(), nat_array_of({2, 3}).get(),
-                                                   nat_array_of({2, 3}).get(),
-                                                   nat_array_of({1, 2}).get());
+         return torchlean_cuda_buffer_broadcast_to(d.get(), nats({2, 3}).get(), nats({2, 3}).get(),
+                                                   nats({1, 2}).get());
        },
        48},
       {"broadcast_to empty",
        [&] {
-         return torchlean_cuda_buffer_broadcast_to(d.get(), nat_array_of({2, 3}).get(),
-                                                   nat_array_of({0, 2, 3}).get(),
-                                                   nat_array_of({0, 1, 2}).get());
+         return torchlean_cuda_buffer_broadcast_to(d.get(), nats({2, 3}).get(),
+                                                   nats({0, 2, 3}).get(), nats({0, 1, 2}).get());
        },
        0},
       {"swap",
        [&] {
-         return torchlean_cuda_buffer_swap_adjacent_at_depth(d.get(), nat_array_of({2, 3}).get(),
-                                                             0);
+         return torchlean_cuda_buffer_swap_adjacent_at_depth(d.get(), nats({2, 3}).get(), 0);
        },
        48},
       {"swap of extent-1 axes",
        [&] {
-         return torchlean_cuda_buffer_swap_adjacent_at_depth(v.get(), nat_array_of({1, 1, 3}).get(),
-                                                             0);
+         return torchlean_cuda_buffer_swap_adjacent_at_depth(v.get(), nats({1, 1, 3}).get(), 0);
        },
        12},
   };
@@ -831,13 +820,12 @@ TEST_F(ShapeDeathTest, BroadcastVecToColsPanics) {
 
 TEST_F(ShapeDeathTest, BroadcastToPanics) {
   auto call = [](lean_object* x, const Nats& in, const Nats& out, const Nats& map) {
-    torchlean_cuda_buffer_broadcast_to(x, nat_array_of(in).get(), nat_array_of(out).get(),
-                                       nat_array_of(map).get());
+    torchlean_cuda_buffer_broadcast_to(x, nats(in).get(), nats(out).get(), nats(map).get());
   };
   const char* p = "INTERNAL PANIC: tlrt: broadcast_to: ";
   auto re = [&](const std::string& tail) { return std::string(p) + tail; };
   EXPECT_EXIT(torchlean_cuda_buffer_broadcast_to(torchlean_cuda_buffer_zeros(1, 0), lean_box(1),
-                                                 nat_array_of({}).get(), nat_array_of({}).get()),
+                                                 nats({}).get(), nats({}).get()),
               ::testing::ExitedWithCode(1), re("expected Array Nat inDims"));
   EXPECT_EXIT(call(torchlean_cuda_buffer_zeros(1, 0), {4294967296u}, {1}, {1}),
               ::testing::ExitedWithCode(1), re("inDims\\[0\\] exceeds UInt32"));
@@ -871,7 +859,7 @@ TEST_F(ShapeDeathTest, BroadcastToPanics) {
 
 TEST_F(ShapeDeathTest, SwapAdjacentPanics) {
   auto call = [](lean_object* x, const Nats& dims, uint32_t depth) {
-    torchlean_cuda_buffer_swap_adjacent_at_depth(x, nat_array_of(dims).get(), depth);
+    torchlean_cuda_buffer_swap_adjacent_at_depth(x, nats(dims).get(), depth);
   };
   const std::string p = "INTERNAL PANIC: tlrt: swap_adjacent_at_depth: ";
   EXPECT_EXIT(call(torchlean_cuda_buffer_zeros(1, 0), {}, 0), ::testing::ExitedWithCode(1),

@@ -40,19 +40,6 @@ std::vector<T> values_as(const std::vector<double>& v) {
   return r;
 }
 
-// The values of a result (NaN payloads and signed zeros kept), after checking its dtype.
-lean_object* nat_list(const Dims& values) {
-  lean_object* a = lean_alloc_array(values.size(), values.size());
-  for (size_t i = 0; i < values.size(); ++i) {
-    lean_array_set_core(a, i, lean_box(static_cast<size_t>(values[i])));
-  }
-  return a;
-}
-
-Obj nats(const Dims& values) {
-  return Obj(nat_list(values));
-}
-
 template <class T>
 std::vector<T> masked(const std::vector<T>& scores, const std::vector<T>& mask, uint32_t rows,
                       uint32_t cols) {
