@@ -14,23 +14,10 @@
 #include <cstdint>
 #include <vector>
 
+#include "kernels/common/wide.h"
 #include "kernels/layer_norm/layer_norm.h"
 
 namespace tlrt::kernels {
-namespace {
-
-template <class T>
-struct Wide;
-template <>
-struct Wide<float> {
-  using type = double;
-};
-template <>
-struct Wide<double> {
-  using type = long double;
-};
-
-}  // namespace
 
 template <class T>
 void layer_norm_fwd_ref(const T* x, const T* gamma, const T* beta, LayerNormShape s, double epsilon,

@@ -5,23 +5,10 @@
 #include <cstring>
 #include <vector>
 
+#include "kernels/common/wide.h"
 #include "kernels/matmul/matmul.h"
 
 namespace tlrt::kernels {
-namespace {
-
-template <class T>
-struct Wide;
-template <>
-struct Wide<float> {
-  using type = double;
-};
-template <>
-struct Wide<double> {
-  using type = long double;
-};
-
-}  // namespace
 
 template <class T>
 void bmm_ref(const T* a, const T* b, T* c, const MatmulShape& s) {
