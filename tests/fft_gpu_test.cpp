@@ -18,15 +18,19 @@
 #include <vector>
 
 #include "kernels/random/random.h"
-#include "kernels/random/splitmix.h"
 #include "runtime/caching_allocator.h"
 #include "runtime/context.h"
 #include "runtime/fft_dispatch.h"
 #include "runtime/plan_cache.h"
 #include "runtime/settings.h"
 #include "runtime/transfer.h"
+#include "tests/support/gpu_test_support.h"
 
 namespace {
+
+using gpu_test::dtype_of;
+using gpu_test::random_values;
+using gpu_test::upload;
 
 using tlrt::Backend;
 using tlrt::Buffer;
@@ -45,28 +49,6 @@ class FftGpu : public ::testing::Test {
     tlrt::ensure_initialized();
   }
 };
-
-template <class T>
-constexpr Dtype dtype_of() {
-  return sizeof(T) == 4 ? Dtype::f32 : Dtype::f64;
-}
-
-template <class T>
-std::vector<T> random_values(uint64_t count, uint64_t key) {
-  std::vector<T> v(count);
-  for (uint64_t i = 0; i < count; ++i) {
-    const double u =
-        static_cast<double>(tlrt::random::splitmix64_finalize(key + i) >> 11) * 0x1p-53;
-    v[i] = static_cast<T>(2 * u - 1);
-  }
-  return v;
-}
-
-template <class T>
-std::unique_ptr<Buffer> upload(Backend backend, const std::vector<T>& v) {
-  return tlrt::upload_words(backend, dtype_of<T>(), reinterpret_cast<const uint8_t*>(v.data()),
-                            v.size(), dtype_of<T>(), "fft_gpu_test");
-}
 
 template <class T>
 std::vector<T> download(const Buffer& b) {

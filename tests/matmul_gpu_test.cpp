@@ -16,14 +16,17 @@
 #include <string>
 #include <vector>
 
-#include "kernels/random/splitmix.h"
 #include "runtime/context.h"
 #include "runtime/cuda_libraries.h"
 #include "runtime/matmul_dispatch.h"
 #include "runtime/settings.h"
 #include "runtime/transfer.h"
+#include "tests/support/gpu_test_support.h"
 
 namespace {
+
+using gpu_test::random_values;
+using gpu_test::upload;
 
 using tlrt::Backend;
 using tlrt::Buffer;
@@ -49,24 +52,6 @@ class MatmulGpu : public ::testing::Test {
 struct Extents {
   uint64_t batch, m, n, p;
 };
-
-template <class T>
-std::vector<T> random_values(uint64_t count, uint64_t key) {
-  std::vector<T> v(count);
-  for (uint64_t i = 0; i < count; ++i) {
-    const double u =
-        static_cast<double>(tlrt::random::splitmix64_finalize(key + i) >> 11) * 0x1p-53;
-    v[i] = static_cast<T>(2 * u - 1);
-  }
-  return v;
-}
-
-template <class T>
-std::unique_ptr<Buffer> upload(Backend backend, const std::vector<T>& v) {
-  constexpr Dtype dt = sizeof(T) == 4 ? Dtype::f32 : Dtype::f64;
-  return tlrt::upload_words(backend, dt, reinterpret_cast<const uint8_t*>(v.data()), v.size(), dt,
-                            "matmul_gpu_test");
-}
 
 template <class T>
 std::vector<T> download(const Buffer& b) {

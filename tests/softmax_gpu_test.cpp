@@ -13,11 +13,13 @@
 #include <string>
 #include <vector>
 
-#include "kernels/random/splitmix.h"
 #include "kernels/softmax/softmax.h"
 #include "runtime/context.h"
+#include "tests/support/gpu_test_support.h"
 
 namespace {
+
+using gpu_test::random_values;
 
 class SoftmaxGpu : public ::testing::Test {
  protected:
@@ -27,17 +29,6 @@ class SoftmaxGpu : public ::testing::Test {
     }
   }
 };
-
-template <class T>
-std::vector<T> random_values(uint64_t count, uint64_t key, double scale) {
-  std::vector<T> v(count);
-  for (uint64_t i = 0; i < count; ++i) {
-    const double u =
-        static_cast<double>(tlrt::random::splitmix64_finalize(key + i) >> 11) * 0x1p-53;
-    v[i] = static_cast<T>((2 * u - 1) * scale);
-  }
-  return v;
-}
 
 // Device copies at an element offset of 1 (never 16-byte aligned), or at 0 (cudaMalloc's
 // alignment: the 16-byte paths), freed at scope exit.
