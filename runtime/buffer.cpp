@@ -11,7 +11,7 @@ namespace tlrt {
 std::unique_ptr<Buffer> Buffer::allocate(Backend backend, Dtype dtype, uint64_t n, const char* op) {
   if (dtype != Dtype::f32 && dtype != Dtype::f64) {
     fail(ErrorKind::invalid_argument, op,
-         std::string("a ") + dtype_name(dtype) + " buffer needs a word width (allocate_encoded)");
+         std::string(dtype_name(dtype)) + " buffers need a word width (allocate_encoded)");
   }
   return allocate_bytes(backend, dtype, dtype_width(dtype), n, op);
 }
