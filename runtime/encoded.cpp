@@ -4,6 +4,7 @@
 #include <string>
 
 #include "common/error.h"
+#include "kernels/encoded/encoded.h"
 #include "runtime/context.h"
 #include "runtime/dispatch.h"
 
@@ -18,17 +19,26 @@ std::string words_text(uint64_t n, uint64_t width) {
   return std::to_string(n) + " words of " + std::to_string(width) + " bytes";
 }
 
-// Copies `bytes` payload bytes between two buffers of one backend (device: stream-ordered, on the
-// selected device's stream). An empty copy does nothing; its pointers may be null.
-void copy_bytes(Backend backend, void* dst, const void* src, uint64_t bytes, const char* op) {
-  if (bytes == 0) return;
-  if (backend == Backend::reference) {
-    std::memcpy(dst, src, bytes);
-    return;
-  }
+// The CUDA launchers on the selected device's stream; no_cuda_backend in builds without CUDA.
+void concat_on_device(const Buffer& a, const Buffer& b, Buffer& out, const char* op) {
 #if TLRT_HAVE_CUDA
-  cuda::copy_async(selected_device(), dst, src, static_cast<size_t>(bytes), op);
+  kernels::encoded_concat_cuda(a.data(), a.bytes(), b.data(), b.bytes(), out.data(),
+                               selected_stream(op));
 #else
+  (void)a;
+  (void)b;
+  (void)out;
+  no_cuda_backend(op);
+#endif
+}
+
+void slice_on_device(const Buffer& x, uint64_t offset, Buffer& out, const char* op) {
+#if TLRT_HAVE_CUDA
+  kernels::encoded_slice_cuda(x.data(), offset, out.bytes(), out.data(), selected_stream(op));
+#else
+  (void)x;
+  (void)offset;
+  (void)out;
   no_cuda_backend(op);
 #endif
 }
@@ -129,9 +139,11 @@ std::unique_ptr<Buffer> concat_encoded(const Buffer& a, const Buffer& b, uint64_
   }
   std::unique_ptr<Buffer> out = Buffer::allocate_encoded(a.backend(), a.width(), total, op);
   if (out->bytes() == 0) return out;
-  auto* dst = static_cast<unsigned char*>(out->data());
-  copy_bytes(a.backend(), dst, a.data(), a.bytes(), op);
-  copy_bytes(a.backend(), dst + a.bytes(), b.data(), b.bytes(), op);
+  if (a.backend() == Backend::reference) {
+    kernels::encoded_concat_ref(a.data(), a.bytes(), b.data(), b.bytes(), out->data());
+  } else {
+    concat_on_device(a, b, *out, op);
+  }
   return out;
 }
 
@@ -148,8 +160,12 @@ std::unique_ptr<Buffer> slice_encoded(const Buffer& x, uint64_t n, uint64_t star
   std::unique_ptr<Buffer> out = Buffer::allocate_encoded(x.backend(), x.width(), len, op);
   if (out->bytes() == 0) return out;
   // start <= n and the payload holds n * width bytes, so start * width cannot overflow.
-  const auto* src = static_cast<const unsigned char*>(x.data()) + start * x.width();
-  copy_bytes(x.backend(), out->data(), src, out->bytes(), op);
+  const uint64_t offset = start * x.width();
+  if (x.backend() == Backend::reference) {
+    kernels::encoded_slice_ref(x.data(), offset, out->bytes(), out->data());
+  } else {
+    slice_on_device(x, offset, *out, op);
+  }
   return out;
 }
 
