@@ -35,6 +35,26 @@ lean_obj_res box(std::unique_ptr<Buffer> buffer) {
   return torchlean_cuda_buffer_box(rec);
 }
 
+lean_obj_res wrap_encoded(std::unique_ptr<Buffer> buffer, b_lean_obj_arg format) {
+  if (!buffer->encoded()) {
+    fail(ErrorKind::invalid_argument, "wrap_encoded",
+         std::string("a ") + dtype_name(buffer->dtype()) + " buffer cannot carry a format");
+  }
+  const uint64_t width = buffer->width();
+  auto* rec = new torchlean_cuda_buffer{std::move(buffer), format, width};
+  lean_inc(format);
+  return torchlean_cuda_buffer_box(rec);
+}
+
+torchlean_cuda_buffer* encoded_record(b_lean_obj_arg object, const char* op, const char* what) {
+  torchlean_cuda_buffer* rec = record_of(object, op);
+  if (rec->format == nullptr || !rec->buffer->encoded()) {
+    fail(ErrorKind::invalid_argument, op,
+         std::string(what) + " (a " + dtype_name(rec->buffer->dtype()) + " buffer)");
+  }
+  return rec;
+}
+
 lean_obj_res pair_of(lean_obj_arg first, lean_obj_arg second) {
   lean_object* pair = lean_alloc_ctor(0, 2, 0);
   lean_ctor_set(pair, 0, first);

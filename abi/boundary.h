@@ -39,6 +39,13 @@ lean_external_class* buffer_class();
 
 // Wraps a runtime buffer in a new Lean object (wrapper counters move).
 lean_obj_res box(std::unique_ptr<Buffer> buffer);
+// Wraps an encoded runtime buffer (Dtype::encoded; anything else throws invalid_argument) in a new
+// Lean object whose record retains the borrowed `format` once (lean_inc) and the buffer's word
+// width. The finaliser or drop_unboxed drops that reference exactly once; release never does.
+lean_obj_res wrap_encoded(std::unique_ptr<Buffer> buffer, b_lean_obj_arg format);
+// The record of a Lean buffer object that must be an encoded buffer: a native one throws
+// invalid_argument naming `op` with "<what> (a float32 buffer)"; a released one is returned as is.
+torchlean_cuda_buffer* encoded_record(b_lean_obj_arg object, const char* op, const char* what);
 // Lean's product `(first, second)`: constructor 0 with two object fields; takes both references.
 lean_obj_res pair_of(lean_obj_arg first, lean_obj_arg second);
 // Several results as Lean's right-nested product (a, (b, (c, ...))) of new buffer objects.

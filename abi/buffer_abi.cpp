@@ -1,5 +1,7 @@
 // Buffer lifetime, queries and copies (SPEC-runtime sections 2.2, 2.3; symbols-runtime.tsv groups
-// buffer-lifetime, buffer-query, buffer-copy, error). Every object parameter is borrowed.
+// buffer-lifetime, buffer-query, buffer-copy, error). Every object parameter is borrowed. The
+// copies accept native and encoded buffers alike (SPEC-runtime 5 and 9); size counts words of an
+// encoded buffer and dtype reports 2 for it.
 #include <string>
 
 #include "abi/boundary.h"
@@ -31,6 +33,20 @@ uint32_t size_of(b_lean_obj_arg object) {
         return static_cast<uint32_t>(n);
       },
       "size");
+}
+
+// The record of a live buffer, native or encoded (released: released_buffer naming op).
+torchlean_cuda_buffer* live_record(b_lean_obj_arg object, const char* op) {
+  torchlean_cuda_buffer* rec = record_of(object, op);
+  tlrt::require_live(*rec->buffer, op);
+  return rec;
+}
+
+// A fresh result of the same kind as the record `like`: a native buffer object, or an encoded one
+// retaining like's format.
+lean_obj_res rewrap(const torchlean_cuda_buffer* like, std::unique_ptr<Buffer> result) {
+  if (like->format == nullptr) return box(std::move(result));
+  return wrap_encoded(std::move(result), like->format);
 }
 
 }  // namespace
@@ -83,26 +99,33 @@ lean_obj_res torchlean_cuda_buffer_fail(b_lean_obj_arg message) {
   panic(lean_string_cstr(message));
 }
 
-// Borrowed. count zeros in the reference's dtype.
+// Borrowed. count zeros in the reference's dtype; for an encoded reference count words of its
+// width, all bytes zero, retaining its format. Released reference: panic.
 lean_obj_res torchlean_cuda_buffer_zeros_like(b_lean_obj_arg reference, uint32_t count) {
   return pure_call([&] {
-    Buffer& b = live_buffer(reference, "zeros_like");
-    return box(tlrt::make_zeros(b.backend(), b.dtype(), count, "zeros_like"));
+    torchlean_cuda_buffer* rec = live_record(reference, "zeros_like");
+    return rewrap(rec, tlrt::make_zeros_like(*rec->buffer, count, "zeros_like"));
   });
 }
 
-// Borrowed. Bit-exact copy into a fresh buffer.
+// Borrowed. Bit-exact copy into a fresh buffer (same dtype, or same format and width).
 lean_obj_res torchlean_cuda_buffer_copy(b_lean_obj_arg reference) {
-  return pure_call([&] { return box(tlrt::copy_buffer(live_buffer(reference, "copy"), "copy")); });
+  return pure_call([&] {
+    torchlean_cuda_buffer* rec = live_record(reference, "copy");
+    return rewrap(rec, tlrt::copy_buffer(*rec->buffer, "copy"));
+  });
 }
 
-// Borrowed. Two independent bit-exact copies as a pair.
+// Borrowed. Two independent bit-exact copies as a pair (each encoded copy retains the format).
 lean_obj_res torchlean_cuda_buffer_duplicate(b_lean_obj_arg reference) {
   return pure_call([&] {
-    Buffer& b = live_buffer(reference, "duplicate");
-    auto first = tlrt::copy_buffer(b, "duplicate");
-    auto second = tlrt::copy_buffer(b, "duplicate");
-    return box_tuple(std::move(first), std::move(second));
+    torchlean_cuda_buffer* rec = live_record(reference, "duplicate");
+    auto first = tlrt::copy_buffer(*rec->buffer, "duplicate");
+    auto second = tlrt::copy_buffer(*rec->buffer, "duplicate");
+    if (rec->format == nullptr) return box_tuple(std::move(first), std::move(second));
+    lean_object* a = wrap_encoded(std::move(first), rec->format);
+    lean_object* b = wrap_encoded(std::move(second), rec->format);
+    return pair_of(a, b);
   });
 }
 

@@ -78,11 +78,15 @@ Dtype checkpoint_dtype(uint8_t code, const char* op) {
 lean_obj_res to_bytes(b_lean_obj_arg object, uint8_t code, const char* op) {
   torchlean_cuda_buffer* rec = record_of(object, op);
   const Dtype target = checkpoint_dtype(code, op);
-  if (rec->format != nullptr) {
-    tlrt::fail(ErrorKind::invalid_argument, op, "encoded buffers have no checkpoint word format");
-  }
   const Buffer& b = *rec->buffer;
   const uint64_t n = b.released() ? 0 : b.size();
+  // An encoded buffer has no checkpoint words; with no words at all (empty or released) the
+  // result is empty, as for every released buffer (SPEC-runtime 2.3) and in TorchLean's adapter.
+  if (rec->format != nullptr && n != 0) {
+    tlrt::fail(ErrorKind::invalid_argument, op,
+               "encoded buffers have no checkpoint word format (" + std::to_string(n) +
+                   " words of " + std::to_string(b.width()) + " bytes; use to_encoded_io)");
+  }
   const uint64_t bytes = tlrt::checked_mul(n, tlrt::dtype_width(target), op);
   lean_object* out = lean_alloc_sarray(1, bytes, bytes);
   try {

@@ -1,56 +1,53 @@
 // Shape ops (SPEC-ops 8; symbols-ops.tsv group shape). Pure symbols: every failure (released
 // buffer, non-buffer argument, sizes that disagree with the arguments or shapes, an extent out of
 // bounds, a bad axis map or depth, mixed dtypes, out of memory, device error) panics. concat1d and
-// slice1d also accept encoded buffers in the contract (a byte copy of their words); encoded
-// buffers are not provided yet, so an encoded operand panics with the spec's message and says so.
-// The other ops refuse encoded buffers (live_buffer: "expected a real buffer").
-#include <initializer_list>
+// slice1d also accept encoded buffers (a byte copy of their words, runtime/encoded.h; the result
+// retains the format of the first operand). The other ops refuse encoded buffers (live_buffer:
+// "expected a real buffer").
 #include <string>
 #include <vector>
 
 #include "abi/boundary.h"
+#include "runtime/encoded.h"
 #include "runtime/shape_dispatch.h"
 #include "runtime/shape_geometry.h"
 
 using namespace tlrt::abi;
 
-namespace {
-
-// Throws not_supported naming op when any operand is an encoded buffer: "<spec_words> (encoded
-// buffers are not supported yet by tlrt)". Non-buffer operands fail in record_of.
-void reject_encoded(std::initializer_list<b_lean_obj_arg> operands, const char* op,
-                    const char* spec_words) {
-  for (b_lean_obj_arg object : operands) {
-    if (record_of(object, op)->format != nullptr) {
-      tlrt::fail(tlrt::ErrorKind::not_supported, op,
-                 std::string(spec_words) + " (encoded buffers are not supported yet by tlrt)");
-    }
-  }
-}
-
-}  // namespace
-
 extern "C" {
 
 // a, b borrowed; result owned: a fresh buffer [a; b] of n + m elements of a's dtype (byte copy).
-// Requires size(a) = n, size(b) = m and one dtype.
+// Requires size(a) = n, size(b) = m and one dtype. When either operand is encoded both must be
+// live encoded buffers of one word width with sizes n and m ("incompatible encoded buffers"); the
+// result holds their bytes one after the other and retains a's format.
 lean_obj_res torchlean_cuda_buffer_concat1d(b_lean_obj_arg a, b_lean_obj_arg b, uint32_t n,
                                             uint32_t m) {
   return pure_call([&] {
-    reject_encoded({a, b}, "concat1d", "incompatible encoded buffers");
-    tlrt::Buffer& first = live_buffer(a, "concat1d");
-    tlrt::Buffer& second = live_buffer(b, "concat1d");
-    return box(tlrt::concat1d(first, second, n, m, "concat1d"));
+    const char* op = "concat1d";
+    torchlean_cuda_buffer* ra = record_of(a, op);
+    torchlean_cuda_buffer* rb = record_of(b, op);
+    if (ra->format != nullptr || rb->format != nullptr) {
+      auto out = tlrt::concat_encoded(*ra->buffer, *rb->buffer, n, m, op);
+      return wrap_encoded(std::move(out), ra->format);
+    }
+    tlrt::Buffer& first = live_buffer(a, op);
+    tlrt::Buffer& second = live_buffer(b, op);
+    return box(tlrt::concat1d(first, second, n, m, op));
   });
 }
 
 // x borrowed; result owned: a fresh buffer x[start, start + len) of x's dtype (byte copy).
-// Requires size(x) = n, start <= n and len <= n - start.
+// Requires size(x) = n, start <= n and len <= n - start. An encoded x gives the words
+// [start, start + len) retaining its format ("invalid encoded buffer or extent").
 lean_obj_res torchlean_cuda_buffer_slice1d(b_lean_obj_arg x, uint32_t n, uint32_t start,
                                            uint32_t len) {
   return pure_call([&] {
-    reject_encoded({x}, "slice1d", "invalid encoded buffer");
-    return box(tlrt::slice1d(live_buffer(x, "slice1d"), n, start, len, "slice1d"));
+    const char* op = "slice1d";
+    torchlean_cuda_buffer* rx = record_of(x, op);
+    if (rx->format != nullptr) {
+      return wrap_encoded(tlrt::slice_encoded(*rx->buffer, n, start, len, op), rx->format);
+    }
+    return box(tlrt::slice1d(live_buffer(x, op), n, start, len, op));
   });
 }
 

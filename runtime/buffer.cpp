@@ -9,14 +9,40 @@
 namespace tlrt {
 
 std::unique_ptr<Buffer> Buffer::allocate(Backend backend, Dtype dtype, uint64_t n, const char* op) {
-  const uint64_t bytes = checked_mul(n, dtype_width(dtype), op);
-  if (bytes > (uint64_t{1} << 62)) {
+  if (dtype != Dtype::f32 && dtype != Dtype::f64) {
     fail(ErrorKind::invalid_argument, op,
-         std::to_string(n) + " " + dtype_name(dtype) + " scalars exceed the addressable size");
+         std::string(dtype_name(dtype)) + " buffers need a word width (allocate_encoded)");
+  }
+  return allocate_bytes(backend, dtype, dtype_width(dtype), n, op);
+}
+
+std::unique_ptr<Buffer> Buffer::allocate_encoded(Backend backend, uint64_t width, uint64_t n,
+                                                 const char* op) {
+  if (width == 0) {
+    fail(ErrorKind::invalid_argument, op,
+         "encoded word width is 0 (" + std::to_string(n) + " words requested)");
+  }
+  return allocate_bytes(backend, Dtype::encoded, width, n, op);
+}
+
+std::unique_ptr<Buffer> Buffer::allocate_like(const Buffer& like, uint64_t n, const char* op) {
+  return like.encoded() ? allocate_encoded(like.backend(), like.width(), n, op)
+                        : allocate(like.backend(), like.dtype(), n, op);
+}
+
+std::unique_ptr<Buffer> Buffer::allocate_bytes(Backend backend, Dtype dtype, uint64_t width,
+                                               uint64_t n, const char* op) {
+  const uint64_t bytes = checked_mul(n, width, op);
+  if (bytes > (uint64_t{1} << 62)) {
+    const std::string what = dtype == Dtype::encoded
+                                 ? " encoded words of " + std::to_string(width) + " bytes"
+                                 : std::string(" ") + dtype_name(dtype) + " scalars";
+    fail(ErrorKind::invalid_argument, op,
+         std::to_string(n) + what + " exceed the addressable size");
   }
   // The record exists before the payload so that a failed allocation leaks nothing and moves no
   // counter.
-  std::unique_ptr<Buffer> b(new Buffer(backend, dtype, 0, nullptr));
+  std::unique_ptr<Buffer> b(new Buffer(backend, dtype, width, 0, nullptr));
   if (bytes != 0) {
     b->data_ = tlrt::allocator(backend).allocate(static_cast<size_t>(bytes), op);
     b->size_ = n;

@@ -1,6 +1,9 @@
 // A buffer: a flat payload of `size` scalars on one backend (SPEC-runtime section 2.1). The payload
 // comes from the backend's caching allocator; attaching and retiring a nonempty payload moves the
-// payload ownership counters exactly once each.
+// payload ownership counters exactly once each. A native buffer holds float32 or float64 scalars
+// (width 4 or 8); an encoded buffer (Dtype::encoded, SPEC-runtime section 9) holds `size` opaque
+// words of `width` bytes each, word i at bytes [i * width, (i + 1) * width). Either way the payload
+// is size * width bytes, which is what the payload counters see.
 #pragma once
 
 #include <cstdint>
@@ -15,7 +18,17 @@ class Buffer {
   // Allocates an uninitialised payload of n scalars of a native dtype on `backend` (n == 0 gives
   // an empty buffer with no payload). Throws out_of_memory or invalid_argument (byte size
   // overflow) naming `op`; a failed call changes no counter.
+  // `dtype` must be float32 or float64 (encoded: invalid_argument; use allocate_encoded).
   static std::unique_ptr<Buffer> allocate(Backend backend, Dtype dtype, uint64_t n, const char* op);
+  // Allocates an uninitialised payload of n encoded words of `width` bytes (width > 0; n == 0
+  // gives an empty buffer with no payload). Throws invalid_argument naming `op` and the sizes for
+  // width 0 or an n * width that overflows or exceeds the addressable size, out_of_memory when the
+  // allocator cannot serve it; a failed call changes no counter.
+  static std::unique_ptr<Buffer> allocate_encoded(Backend backend, uint64_t width, uint64_t n,
+                                                  const char* op);
+  // A fresh uninitialised buffer of n scalars of the same kind as `like`: its dtype, or for an
+  // encoded buffer its word width.
+  static std::unique_ptr<Buffer> allocate_like(const Buffer& like, uint64_t n, const char* op);
 
   ~Buffer();
   Buffer(const Buffer&) = delete;
@@ -27,7 +40,10 @@ class Buffer {
 
   bool released() const { return released_; }
   uint64_t size() const { return size_; }
-  uint64_t bytes() const { return size_ * dtype_width(dtype_); }
+  uint64_t bytes() const { return size_ * width_; }
+  // Bytes per scalar: 4 or 8 for native dtypes, the word width for encoded buffers.
+  uint64_t width() const { return width_; }
+  bool encoded() const { return dtype_ == Dtype::encoded; }
   Dtype dtype() const { return dtype_; }
   Backend backend() const { return backend_; }
   void* data() const { return data_; }
@@ -37,11 +53,14 @@ class Buffer {
   }
 
  private:
-  Buffer(Backend backend, Dtype dtype, uint64_t size, void* data)
-      : backend_(backend), dtype_(dtype), size_(size), data_(data) {}
+  Buffer(Backend backend, Dtype dtype, uint64_t width, uint64_t size, void* data)
+      : backend_(backend), dtype_(dtype), width_(width), size_(size), data_(data) {}
+  static std::unique_ptr<Buffer> allocate_bytes(Backend backend, Dtype dtype, uint64_t width,
+                                                uint64_t n, const char* op);
 
   Backend backend_;
   Dtype dtype_;
+  uint64_t width_;
   bool released_ = false;
   uint64_t size_;
   void* data_;

@@ -38,10 +38,12 @@ std::unique_ptr<Buffer> build(Backend backend, Dtype dtype, uint64_t n, const ch
 
 }  // namespace
 
-std::unique_ptr<Buffer> make_zeros(Backend backend, Dtype dtype, uint64_t n, const char* op) {
-  std::unique_ptr<Buffer> b = Buffer::allocate(backend, dtype, n, op);
-  if (n == 0) return b;
-  if (backend == Backend::reference) {
+namespace {
+
+// Fills a fresh buffer's payload with zero bytes (+0 in both native dtypes and in every encoding).
+std::unique_ptr<Buffer> zero_filled(std::unique_ptr<Buffer> b, const char* op) {
+  if (b->bytes() == 0) return b;
+  if (b->backend() == Backend::reference) {
     std::memset(b->data(), 0, b->bytes());
   } else {
 #if TLRT_HAVE_CUDA
@@ -51,6 +53,17 @@ std::unique_ptr<Buffer> make_zeros(Backend backend, Dtype dtype, uint64_t n, con
 #endif
   }
   return b;
+}
+
+}  // namespace
+
+std::unique_ptr<Buffer> make_zeros(Backend backend, Dtype dtype, uint64_t n, const char* op) {
+  return zero_filled(Buffer::allocate(backend, dtype, n, op), op);
+}
+
+std::unique_ptr<Buffer> make_zeros_like(const Buffer& like, uint64_t n, const char* op) {
+  require_live(like, op);
+  return zero_filled(Buffer::allocate_like(like, n, op), op);
 }
 
 std::unique_ptr<Buffer> make_full(Backend backend, Dtype dtype, uint64_t n, double value,
@@ -105,7 +118,7 @@ std::unique_ptr<Buffer> make_bernoulli_mask(Backend backend, Dtype dtype, uint64
 
 std::unique_ptr<Buffer> copy_buffer(const Buffer& source, const char* op) {
   require_live(source, op);
-  std::unique_ptr<Buffer> b = Buffer::allocate(source.backend(), source.dtype(), source.size(), op);
+  std::unique_ptr<Buffer> b = Buffer::allocate_like(source, source.size(), op);
   if (b->bytes() == 0) return b;
   if (source.backend() == Backend::reference) {
     std::memcpy(b->data(), source.data(), b->bytes());

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
+#include <string>
 
 #include "common/error.h"
 #include "runtime/buffer.h"
@@ -96,6 +97,61 @@ TEST(ReferenceBuffers, ReleaseIsIdempotentAndCountedOnce) {
   EXPECT_THROW(tlrt::require_live(*b, "copy"), tlrt::Error);
   auto empty = tlrt::Buffer::allocate(tlrt::Backend::reference, tlrt::Dtype::f64, 0, "t");
   EXPECT_FALSE(empty->release());
+}
+
+// The word width of encoded buffers (the interface the NVRTC kernel runs allocate through).
+TEST(ReferenceBuffers, EncodedBuffersCountSizeTimesWidth) {
+  const uint64_t live = tlrt::payload_counter().live();
+  auto b = tlrt::Buffer::allocate_encoded(tlrt::Backend::reference, 3, 7, "t");
+  EXPECT_TRUE(b->encoded());
+  EXPECT_EQ(b->dtype(), tlrt::Dtype::encoded);
+  EXPECT_EQ(b->width(), 3u);
+  EXPECT_EQ(b->size(), 7u);
+  EXPECT_EQ(b->bytes(), 21u);
+  EXPECT_EQ(tlrt::payload_counter().live() - live, 21u);
+  auto like = tlrt::Buffer::allocate_like(*b, 2, "t");
+  EXPECT_TRUE(like->encoded());
+  EXPECT_EQ(like->width(), 3u);
+  EXPECT_EQ(tlrt::payload_counter().live() - live, 27u);
+  EXPECT_TRUE(b->release());
+  EXPECT_EQ(b->width(), 3u) << "a released buffer keeps its width";
+  like.reset();
+  EXPECT_EQ(tlrt::payload_counter().live(), live);
+  auto empty = tlrt::Buffer::allocate_encoded(tlrt::Backend::reference, uint64_t{1} << 63, 0, "t");
+  EXPECT_EQ(empty->data(), nullptr);
+  EXPECT_EQ(empty->width(), uint64_t{1} << 63);
+  EXPECT_EQ(tlrt::Buffer::allocate(tlrt::Backend::reference, tlrt::Dtype::f64, 1, "t")->width(),
+            8u);
+}
+
+TEST(ReferenceBuffers, EncodedAllocationFailuresNameTheSizes) {
+  const uint64_t created = tlrt::payload_counter().created();
+  auto message = [](auto&& call) -> std::string {
+    try {
+      call();
+    } catch (const tlrt::Error& e) {
+      EXPECT_EQ(e.kind(), tlrt::ErrorKind::invalid_argument);
+      return e.what();
+    }
+    return "no error";
+  };
+  EXPECT_EQ(message([] { tlrt::Buffer::allocate_encoded(tlrt::Backend::reference, 0, 5, "op"); }),
+            "tlrt: op: encoded word width is 0 (5 words requested)");
+  EXPECT_EQ(message([] {
+              tlrt::Buffer::allocate_encoded(tlrt::Backend::reference, uint64_t{1} << 40,
+                                             uint64_t{1} << 30, "op");
+            }),
+            "tlrt: op: size product overflows 64 bits (1073741824 x 1099511627776)");
+  EXPECT_EQ(message([] {
+              tlrt::Buffer::allocate_encoded(tlrt::Backend::reference, uint64_t{1} << 40,
+                                             uint64_t{1} << 23, "op");
+            }),
+            "tlrt: op: 8388608 encoded words of 1099511627776 bytes exceed the addressable size");
+  EXPECT_EQ(message([] {
+              tlrt::Buffer::allocate(tlrt::Backend::reference, tlrt::Dtype::encoded, 1, "op");
+            }),
+            "tlrt: op: encoded buffers need a word width (allocate_encoded)");
+  EXPECT_EQ(tlrt::payload_counter().created(), created);
 }
 
 TEST(Version, NamesTlrtAndItsBackend) {

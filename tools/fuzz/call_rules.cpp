@@ -512,16 +512,21 @@ void judge(CallPlan& plan, const RuleContext& c) {
         const int w = param_with_role(plan, ParamRole::word_width);
         const uint64_t width = w >= 0 ? plan.args[w].value.u64 : 1;
         const uint64_t length = length_of(ParamRole::byte_array);
+        // ---- encoded buffers (SPEC-runtime 9): valid exactly when the width is non-zero, divides
+        // the byte length and leaves at most 2^32 - 1 words; the bytes are the new payload.
         if (width == 0 || length % width != 0) {
           v.failure("word width " + std::to_string(width) + " does not divide " +
                     std::to_string(length) + " bytes");
+        } else if (length / width > UINT32_MAX) {
+          v.failure(std::to_string(length / width) + " words exceed UInt32");
         } else {
-          v.either();
+          v.success_within(length, c);
         }
         break;
       }
       case RuleKind::to_encoded:
-        // Only encoded buffers can be downloaded raw, and the pool holds native ones.
+        // Only encoded buffers can be downloaded raw, and the pool holds native ones (encoded
+        // results are not adopted into it).
         v.failure("a native buffer has no encoded bytes");
         break;
       case RuleKind::kernel_run: {
