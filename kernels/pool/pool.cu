@@ -337,6 +337,89 @@ __global__ void plane_bwd_2x2_kernel(const T* __restrict__ x, const T* __restric
   }
 }
 
+// Overlapping windows on planes, 32-bit arithmetic (every extent, kernel, stride and padding
+// small enough that r + padding + kernel stays below 2^32): the smooth-max statistics per output,
+// and the gather backward, one thread per input position.
+template <int KH, int KW, class T>
+__global__ void plane_stats_kernel(const T* __restrict__ x, T* __restrict__ pivot,
+                                   T* __restrict__ denominator, Planes<uint32_t> p, T b,
+                                   uint32_t total) {
+  const uint32_t step = gridDim.x * blockDim.x;
+  for (uint32_t q = blockIdx.x * blockDim.x + threadIdx.x; q < total; q += step) {
+    const PlaneWindow<uint32_t> w = plane_window(p, q);
+    const Stats<T> st = plane_stats<KH, KW>(x + w.plane * (p.h * p.w), b, p, w);
+    pivot[q] = st.pivot;
+    denominator[q] = st.denominator;
+    if (step > total - q) break;
+  }
+}
+
+// The outputs [lo, hi] along one axis whose windows contain input coordinate i (lo > hi: none).
+TLRT_DEVICE_INLINE void plane_range(uint32_t i, uint32_t k, uint32_t s, uint32_t pad, uint32_t out,
+                                    uint32_t& lo, uint32_t& hi) {
+  const uint32_t reach = i + pad + 1;  // o * s + k >= reach
+  lo = reach > k ? (reach - k + s - 1) / s : 0;
+  hi = (i + pad) / s;
+  if (hi > out - 1) hi = out - 1;
+}
+
+template <Pool K, int KH, int KW, class T>
+__global__ void plane_gather_kernel(const T* __restrict__ x, const T* __restrict__ dy,
+                                    T* __restrict__ dx, const T* __restrict__ stats,
+                                    Planes<uint32_t> p, T b, T divisor, uint32_t total,
+                                    uint32_t out_count) {
+  const uint32_t step = gridDim.x * blockDim.x;
+  const uint32_t plane_in = p.h * p.w, plane_out = p.oh * p.ow;
+  for (uint32_t q = blockIdx.x * blockDim.x + threadIdx.x; q < total; q += step) {
+    const uint32_t c = q % p.w;
+    const uint32_t t = q / p.w;
+    const uint32_t r = t % p.h;
+    const uint32_t plane = t / p.h;
+    uint32_t rlo, rhi, clo, chi;
+    plane_range(r, kernel_h<KH, KW>(p), p.sh, p.ph, p.oh, rlo, rhi);
+    plane_range(c, kernel_w<KH, KW>(p), p.sw, p.pw, p.ow, clo, chi);
+    const T* dyp = dy + plane * plane_out;
+    T acc = T(0);
+    if (rlo <= rhi && clo <= chi) {
+      if constexpr (K == Pool::smooth) {
+        // Increasing kernel offset = decreasing output position on both axes.
+        const T xi = x[q];
+        const T* piv = stats + plane * plane_out;
+        const T* den = stats + out_count + plane * plane_out;
+        for (uint32_t orow = rhi + 1; orow-- > rlo;) {
+          for (uint32_t ocol = chi + 1; ocol-- > clo;) {
+            const uint32_t at = orow * p.ow + ocol;
+            const T weight = div_rn(exp_t(mul_rn(sub_rn(xi, piv[at]), b)), den[at]);
+            acc = add_rn(acc, mul_rn(dyp[at], weight));
+          }
+        }
+      } else {
+        const T* xp = x == nullptr ? nullptr : x + plane * plane_in;
+        const uint32_t here = r * p.w + c;
+        for (uint32_t orow = rlo; orow <= rhi; ++orow) {
+          for (uint32_t ocol = clo; ocol <= chi; ++ocol) {
+            const uint32_t at = orow * p.ow + ocol;
+            if constexpr (K == Pool::max) {
+              PlaneWindow<uint32_t> w;
+              w.plane = plane;
+              w.r = orow;
+              w.c = ocol;
+              w.h0 = static_cast<int64_t>(orow) * p.sh - static_cast<int64_t>(p.ph);
+              w.w0 = static_cast<int64_t>(ocol) * p.sw - static_cast<int64_t>(p.pw);
+              T best = T(0);
+              if (plane_max<KH, KW>(xp, p, w, best) == here) acc = add_rn(acc, dyp[at]);
+            } else {
+              acc = add_rn(acc, div_rn(dyp[at], divisor));
+            }
+          }
+        }
+      }
+    }
+    dx[q] = acc;
+    if (step > total - q) break;
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // General 3-D geometry, 64-bit indices.
 
@@ -662,6 +745,34 @@ void pool_fwd(const T* x, T* y, const PoolGeometry& g, T b, CUstream_st* stream)
   check_launch(fwd_name(K));
 }
 
+// Kernel, stride and padding below 2^16 on the plane axes: the 32-bit window ranges of
+// plane_gather_kernel cannot wrap (the extents are below 2^31 by fits32).
+bool small_planes(const PoolGeometry& g) {
+  for (int a = 1; a < kPoolAxes; ++a) {
+    if (g.kernel[a] >= 65536 || g.stride[a] >= 65536 || g.padding[a] >= 65536) return false;
+  }
+  return true;
+}
+
+template <Pool K, int KH, int KW, class T>
+void plane_bwd_overlapping(const T* x, const T* dy, T* dx, void* workspace, const PoolGeometry& g,
+                           T b, T divisor, cudaStream_t s) {
+  const Planes<uint32_t> p = planes_of<uint32_t>(g);
+  const uint32_t in_count = static_cast<uint32_t>(g.channels * g.in_volume);
+  const uint32_t out_count = static_cast<uint32_t>(g.channels * g.out_volume);
+  T* stats = nullptr;
+  if constexpr (K == Pool::smooth) {
+    stats = static_cast<T*>(workspace);
+    plane_stats_kernel<KH, KW, T><<<grid_for(out_count, kThreads), kThreads, 0, s>>>(
+        x, stats, stats + out_count, p, b, out_count);
+    check_launch(bwd_name(K));
+  } else {
+    (void)workspace;
+  }
+  plane_gather_kernel<K, KH, KW, T><<<grid_for(in_count, kThreads), kThreads, 0, s>>>(
+      x, dy, dx, stats, p, b, divisor, in_count, out_count);
+}
+
 template <Pool K, class T>
 void pool_bwd(const T* x, const T* dy, T* dx, void* workspace, const PoolGeometry& g, T b,
               CUstream_st* stream) {
@@ -684,6 +795,17 @@ void pool_bwd(const T* x, const T* dy, T* dx, void* workspace, const PoolGeometr
         bwd3_disjoint_kernel<K, T><<<grid_for(out_count, kThreads), kThreads, 0, s>>>(
             x, dy, dx, g, b, divisor, out_count);
       }
+    }
+    check_launch(op);
+    return;
+  }
+  if (planar(g) && fits32(g) && small_planes(g)) {
+    if (g.kernel[1] == 3 && g.kernel[2] == 3) {
+      plane_bwd_overlapping<K, 3, 3, T>(x, dy, dx, workspace, g, b, divisor, s);
+    } else if (g.kernel[1] == 2 && g.kernel[2] == 2) {
+      plane_bwd_overlapping<K, 2, 2, T>(x, dy, dx, workspace, g, b, divisor, s);
+    } else {
+      plane_bwd_overlapping<K, 0, 0, T>(x, dy, dx, workspace, g, b, divisor, s);
     }
     check_launch(op);
     return;
