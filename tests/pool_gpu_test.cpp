@@ -242,6 +242,31 @@ std::vector<PoolGeometry> geometries() {
   };
 }
 
+// Twenty random planar and 3-D geometries beside the fixed ones (kernel 1-4, stride 1-5, padding up
+// to kernel / 2, extents 1-40).
+std::vector<PoolGeometry> random_geometries() {
+  std::vector<PoolGeometry> result;
+  uint64_t h = 0x600d;
+  auto draw = [&](uint64_t m) {
+    h = tlrt::random::splitmix64_finalize(h + 1);
+    return h % m;
+  };
+  while (result.size() < 20) {
+    const size_t rank = 1 + draw(3);
+    std::vector<uint64_t> in, k, s, p;
+    for (size_t a = 0; a < rank; ++a) {
+      const uint64_t kk = 1 + draw(4);
+      k.push_back(kk);
+      s.push_back(1 + draw(5));
+      p.push_back(draw(kk / 2 + 1));
+      in.push_back(1 + draw(rank == 3 ? 12 : 40));
+    }
+    const PoolGeometry g = geometry(in, k, s, p, static_cast<uint32_t>(1 + draw(4)));
+    if (g.out_volume != 0) result.push_back(g);
+  }
+  return result;
+}
+
 double max_mass(const PoolGeometry& g, const std::vector<double>& dy_abs) {
   // Upper bound: windows containing one input (per axis ceil(k / s)) times max |dY|.
   double m = 0;
@@ -256,7 +281,9 @@ double max_mass(const PoolGeometry& g, const std::vector<double>& dy_abs) {
 template <class T>
 void parity_for_every_path() {
   uint64_t key = 11;
-  for (const PoolGeometry& g : geometries()) {
+  std::vector<PoolGeometry> all = geometries();
+  for (const PoolGeometry& g : random_geometries()) all.push_back(g);
+  for (const PoolGeometry& g : all) {
     for (bool specials : {false, true}) {
       const std::vector<T> x = random_values<T>(g.channels * g.in_volume, key++, specials);
       const std::vector<T> dy = random_values<T>(g.channels * g.out_volume, key++, false);
@@ -319,6 +346,48 @@ TEST_F(PoolGpu, TenRunsGiveTheSameBitsFloat32) {
 
 TEST_F(PoolGpu, TenRunsGiveTheSameBitsFloat64) {
   repeatable<double>();
+}
+
+// Indices past 2^31: a rank-1 geometry of 2^31 + 8 float32 elements, 2 of stride 2 (the 64-bit
+// plane forward and the 64-bit disjoint backward). The input is one repeated word, so every
+// window selects its first position: y = that word, dx = +0 + dY at even positions and +0 at odd
+// ones; checked at both ends and around 2^31.
+TEST_F(PoolGpu, IndicesPast2To31) {
+  const uint64_t n = (uint64_t{1} << 31) + 8, m = n / 2;
+  size_t free_bytes = 0, total_bytes = 0;
+  ASSERT_EQ(cudaMemGetInfo(&free_bytes, &total_bytes), cudaSuccess);
+  if (free_bytes < 3 * n * sizeof(float) + (uint64_t{1} << 30)) {
+    GTEST_SKIP() << "needs " << 3 * n * sizeof(float) << " bytes of device memory";
+  }
+  const PoolGeometry g = geometry({n}, {2}, {2}, {0}, 1);
+  float *x = nullptr, *y = nullptr, *dx = nullptr, *dy = nullptr;
+  ASSERT_EQ(cudaMalloc(&x, n * sizeof(float)), cudaSuccess);
+  ASSERT_EQ(cudaMalloc(&dx, n * sizeof(float)), cudaSuccess);
+  ASSERT_EQ(cudaMalloc(&y, m * sizeof(float)), cudaSuccess);
+  ASSERT_EQ(cudaMalloc(&dy, m * sizeof(float)), cudaSuccess);
+  ASSERT_EQ(cudaMemset(x, 0x3f, n * sizeof(float)), cudaSuccess);   // 0x3f3f3f3f
+  ASSERT_EQ(cudaMemset(dy, 0x40, m * sizeof(float)), cudaSuccess);  // 0x40404040
+  ASSERT_EQ(cudaMemset(y, 0xff, m * sizeof(float)), cudaSuccess);
+  ASSERT_EQ(cudaMemset(dx, 0xff, n * sizeof(float)), cudaSuccess);
+  tlrt::kernels::maxpool_fwd_cuda<float>(x, y, g, nullptr);
+  tlrt::kernels::maxpool_bwd_cuda<float>(x, dy, dx, g, nullptr);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  auto word = [](const float* p, uint64_t i) {
+    uint32_t w = 0;
+    EXPECT_EQ(cudaMemcpy(&w, p + i, sizeof w, cudaMemcpyDeviceToHost), cudaSuccess);
+    return w;
+  };
+  for (uint64_t i : {uint64_t{0}, uint64_t{1}, (uint64_t{1} << 30) - 1, uint64_t{1} << 30, m - 1}) {
+    EXPECT_EQ(word(y, i), 0x3f3f3f3fu) << "y at " << i;
+  }
+  for (uint64_t i : {uint64_t{0}, uint64_t{1}, (uint64_t{1} << 31) - 2, (uint64_t{1} << 31) - 1,
+                     uint64_t{1} << 31, (uint64_t{1} << 31) + 1, n - 2, n - 1}) {
+    EXPECT_EQ(word(dx, i), i % 2 == 0 ? 0x40404040u : 0u) << "dx at " << i;
+  }
+  cudaFree(x);
+  cudaFree(y);
+  cudaFree(dx);
+  cudaFree(dy);
 }
 
 }  // namespace
