@@ -290,6 +290,28 @@ TLRT_EXPORT lean_obj_res torchlean_cuda_buffer_spectral_conv1d_rfft_bwd(
     b_lean_obj_arg x, b_lean_obj_arg wRe, b_lean_obj_arg wIm, b_lean_obj_arg dY, uint32_t grid,
     uint32_t width, uint32_t modes);
 
+/* ---- pool: max, average and smooth max pooling (SPEC-ops 14.1, 14.3-14.5) */
+TLRT_EXPORT lean_obj_res torchlean_cuda_maxpool_fwd(b_lean_obj_arg input, b_lean_obj_arg inSpatial,
+                                                    b_lean_obj_arg kernel, b_lean_obj_arg stride,
+                                                    b_lean_obj_arg padding, uint32_t channels);
+TLRT_EXPORT lean_obj_res torchlean_cuda_maxpool_bwd(b_lean_obj_arg input, b_lean_obj_arg gradOutput,
+                                                    b_lean_obj_arg inSpatial, b_lean_obj_arg kernel,
+                                                    b_lean_obj_arg stride, b_lean_obj_arg padding,
+                                                    uint32_t channels);
+TLRT_EXPORT lean_obj_res torchlean_cuda_avgpool_fwd(b_lean_obj_arg input, b_lean_obj_arg inSpatial,
+                                                    b_lean_obj_arg kernel, b_lean_obj_arg stride,
+                                                    b_lean_obj_arg padding, uint32_t channels);
+TLRT_EXPORT lean_obj_res torchlean_cuda_avgpool_bwd(b_lean_obj_arg gradOutput,
+                                                    b_lean_obj_arg inSpatial, b_lean_obj_arg kernel,
+                                                    b_lean_obj_arg stride, b_lean_obj_arg padding,
+                                                    uint32_t channels);
+TLRT_EXPORT lean_obj_res torchlean_cuda_smooth_maxpool_fwd(
+    b_lean_obj_arg input, double beta, b_lean_obj_arg inSpatial, b_lean_obj_arg kernel,
+    b_lean_obj_arg stride, b_lean_obj_arg padding, uint32_t channels);
+TLRT_EXPORT lean_obj_res torchlean_cuda_smooth_maxpool_bwd(
+    b_lean_obj_arg input, b_lean_obj_arg gradOutput, double beta, b_lean_obj_arg inSpatial,
+    b_lean_obj_arg kernel, b_lean_obj_arg stride, b_lean_obj_arg padding, uint32_t channels);
+
 #ifdef __cplusplus
 }
 #endif

@@ -7,6 +7,7 @@
 #include "tools/fuzz/call_rules.h"
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 
 #include "tools/fuzz/lean_values.h"
@@ -290,6 +291,82 @@ void judge_sized_op(const CallPlan& plan, const RuleContext& c, Verdict& v, Judg
         saturating_mul(saturating_mul(grid * width, 2) + 2 * weights, 4 * dtype_width(dt)), c);
   }
   // ---- end fft ---------------------------------------------------------------------------------
+  // ---- pool: maxpool, avgpool, smooth_maxpool forward and backward (SPEC-ops 14.1, 14.3-14.5) --
+  if (op == "maxpool_fwd" || op == "maxpool_bwd" || op == "avgpool_fwd" || op == "avgpool_bwd" ||
+      op == "smooth_maxpool_fwd" || op == "smooth_maxpool_bwd") {
+    const bool backward = op.compare(op.size() - 4, 4, "_bwd") == 0;
+    const char* names[4] = {"inSpatial", "kernel", "stride", "padding"};
+    std::vector<uint64_t> geo[4];
+    for (int a = 0; a < 4; ++a) {
+      const PlannedArg* p = arg(names[a]);
+      if (p == nullptr || p->kind != ArgKind::nat_array) {
+        return v.failure("a geometry argument is not an Array Nat");
+      }
+    }
+    for (int a = 0; a < 4; ++a) {
+      const PlannedArg* p = arg(names[a]);
+      if (p->bad_element) return v.failure("a geometry entry exceeds UInt32");
+      // The plan keeps the entries only in its description, "[d0,d1,...]".
+      const char* t = p->text.c_str();
+      while (*t != '\0') {
+        if (*t >= '0' && *t <= '9') {
+          char* end = nullptr;
+          geo[a].push_back(std::strtoull(t, &end, 10));
+          t = end;
+        } else {
+          ++t;
+        }
+      }
+    }
+    const size_t rank = geo[0].size();
+    if (rank < 1 || rank > 3) return v.failure("spatial rank must be one, two, or three");
+    for (int a = 1; a < 4; ++a) {
+      if (geo[a].size() != rank) return v.failure("array rank mismatch");
+    }
+    std::vector<uint64_t> out(rank);
+    for (size_t d = 0; d < rank; ++d) {
+      const uint64_t in = geo[0][d], k = geo[1][d], s = geo[2][d], p = geo[3][d];
+      if (k == 0 || s == 0) return v.failure("kernel or stride 0");
+      out[d] = (in == 0 || p > k / 2 || in + 2 * p < k) ? 0 : (in + 2 * p - k) / s + 1;
+    }
+    auto volume = [](const std::vector<uint64_t>& dims, bool* overflow) {
+      uint64_t product = 1;
+      for (uint64_t e : dims) {
+        if (e == 0) return uint64_t{0};
+      }
+      for (uint64_t e : dims) {
+        if (product > UINT64_MAX / e) *overflow = true;
+        product = saturating_mul(product, e);
+      }
+      return product;
+    };
+    bool overflow = false;
+    const uint64_t iv = volume(geo[0], &overflow);
+    volume(geo[1], &overflow);
+    const uint64_t ov = volume(out, &overflow);
+    if (overflow) return v.failure("dimension product overflow");
+    const uint64_t channels = u32("channels");
+    const uint64_t limit = static_cast<uint64_t>(INT64_MAX);
+    if (channels != 0 && (iv > limit / channels || ov > limit / channels)) {
+      return v.failure("shape size overflow");
+    }
+    const uint64_t in_count = channels * iv, out_count = channels * ov;
+    if (backward && !size_is("gradOutput", out_count))
+      return v.failure("size(gradOutput) != C x prod(out)");
+    if (op != "avgpool_bwd" && !size_is("input", in_count)) {
+      return v.failure("size(input) != C x prod(inSpatial)");
+    }
+    if (starts_with(op, "smooth_") && (backward || out_count != 0)) {
+      const PlannedArg* beta = arg("beta");
+      const double b = beta == nullptr ? 1.0
+                       : dt == 0       ? static_cast<double>(static_cast<float>(beta->value.f64))
+                                       : beta->value.f64;
+      if (!std::isfinite(b) || b == 0.0) return v.failure("beta must be finite and nonzero");
+    }
+    // The smooth backward's workspace holds two values per output.
+    return result(backward ? in_count : out_count, dt, backward ? 3 : 1);
+  }
+  // ---- end pool --------------------------------------------------------------------------------
   v.either("needs the values of an axis map");
 }
 
