@@ -25,6 +25,12 @@ std::unique_ptr<Buffer> Buffer::allocate(Backend backend, Dtype dtype, uint64_t 
   return b;
 }
 
+std::unique_ptr<Buffer> Buffer::adopt(Backend backend, Dtype dtype, uint64_t n, void* data) {
+  std::unique_ptr<Buffer> b(new Buffer(backend, dtype, n, data));
+  payload_counter().add(b->bytes());
+  return b;
+}
+
 Buffer::~Buffer() {
   release();
 }

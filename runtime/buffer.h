@@ -16,6 +16,10 @@ class Buffer {
   // an empty buffer with no payload). Throws out_of_memory or invalid_argument (byte size
   // overflow) naming `op`; a failed call changes no counter.
   static std::unique_ptr<Buffer> allocate(Backend backend, Dtype dtype, uint64_t n, const char* op);
+  // Takes `data`, a block of n > 0 scalars from allocator(backend), as the payload of a fresh
+  // buffer; the payload counters move as for allocate. For results that are computed before they
+  // may count (a kernel run whose bounds record is checked after the launch).
+  static std::unique_ptr<Buffer> adopt(Backend backend, Dtype dtype, uint64_t n, void* data);
 
   ~Buffer();
   Buffer(const Buffer&) = delete;
