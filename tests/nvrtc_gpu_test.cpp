@@ -81,6 +81,7 @@ std::vector<float> random_floats(size_t n, uint32_t seed) {
 std::vector<uint32_t> run_f32(Backend backend, const std::string& source,
                               const std::vector<const Buffer*>& inputs, uint64_t count) {
   std::vector<const Buffer*> in = inputs;
+  for (const Buffer* b : in) EXPECT_EQ(b->backend(), backend);  // the inputs pick the backend
   std::unique_ptr<Buffer> out = tlrt::kernel_run_buffers(source, in, count, kOp);
   return words_of(*out);
 }
