@@ -6,6 +6,7 @@
 // without CUDA does (IO.Error.userError with a rebuild hint). kernel_run_encoded waits for encoded
 // buffers (run_generated is its runtime core).
 #include <cstring>
+#include <new>
 #include <string_view>
 #include <vector>
 
@@ -25,6 +26,17 @@ constexpr const char* kNoHostCompiler =
 lean_obj_res missing_backend() {
   if (kernel_runs_available()) return nullptr;
   return lean_io_result_mk_error(lean_mk_io_user_error(lean_mk_string(kNoHostCompiler)));
+}
+
+// Runs a host allocation of `bytes` bytes; std::bad_alloc becomes out_of_memory naming op.
+template <class F>
+auto host_allocation(const char* op, size_t bytes, F&& allocate) -> decltype(allocate()) {
+  try {
+    return allocate();
+  } catch (const std::bad_alloc&) {
+    fail(ErrorKind::out_of_memory, op,
+         "kernel: cannot allocate " + std::to_string(bytes) + " bytes of host output");
+  }
 }
 
 std::string_view source_text(b_lean_obj_arg source) {
@@ -83,12 +95,18 @@ lean_obj_res torchlean_kernel_run_bytes(b_lean_obj_arg source, uint32_t format, 
     const KernelScalar kind = check_bytes_layout(format, width, bytes, count, op);
     check_kernel_source(source_text(source), op);
     const size_t out_bytes = static_cast<size_t>(count * width);
-    lean_object* out = lean_alloc_sarray(1, out_bytes, out_bytes);
+    lean_object* out = nullptr;
     try {
-      kernel_run_host_words(source_text(source), kind, width, data, bytes, lean_sarray_cptr(out),
-                            count, op);
+      kernel_run_host_words(
+          source_text(source), kind, width, data, bytes, count,
+          [&]() -> uint8_t* {
+            out = host_allocation(op, out_bytes,
+                                  [&] { return lean_alloc_sarray(1, out_bytes, out_bytes); });
+            return lean_sarray_cptr(out);
+          },
+          op);
     } catch (...) {
-      lean_dec(out);
+      if (out != nullptr) lean_dec(out);
       throw;
     }
     return out;
@@ -132,8 +150,17 @@ lean_obj_res torchlean_kernel_run_host(b_lean_obj_arg source, uint32_t format,
     }
     const KernelScalar kind = check_bytes_layout(format, width, bytes, count, op);
     check_kernel_source(source_text(source), op);
-    std::vector<uint8_t> words(static_cast<size_t>(count * width));
-    kernel_run_host_words(source_text(source), kind, width, data, bytes, words.data(), count, op);
+    std::vector<uint8_t> words;
+    kernel_run_host_words(
+        source_text(source), kind, width, data, bytes, count,
+        [&]() -> uint8_t* {
+          host_allocation(op, static_cast<size_t>(count * width), [&] {
+            words.resize(static_cast<size_t>(count * width));
+            return nullptr;
+          });
+          return words.data();
+        },
+        op);
     lean_object* out = lean_mk_empty_float_array(lean_box(count));
     lean_sarray_set_size(out, count);
     double* values = lean_float_array_cptr(out);

@@ -322,21 +322,29 @@ KernelScalar check_bytes_layout(uint32_t format, uint64_t width,
 
 void kernel_run_host_words(std::string_view source, KernelScalar kind, uint64_t width,
                            const std::vector<const uint8_t*>& inputs,
-                           const std::vector<uint64_t>& input_bytes, uint8_t* out, uint64_t count,
-                           const char* op) {
+                           const std::vector<uint64_t>& input_bytes, uint64_t count,
+                           const std::function<uint8_t*()>& host_output, const char* op) {
   const Backend backend = default_backend();
   check_kernel_source(source, op);
+  const uint64_t out_bytes = checked_mul(count, width, op);
   std::vector<KernelArg> args(inputs.size());
   if (backend == Backend::reference) {
+    // Host words are used in place; the result goes to a pool block first, so that a failed run
+    // never hands out its output.
     for (size_t k = 0; k < inputs.size(); ++k) args[k] = {inputs[k], input_bytes[k] / width};
-    run_with(backend, source, kind, width, args, count, op, [out]() -> void* { return out; });
+    std::unique_ptr<PoolBlock> result;
+    run_with(backend, source, kind, width, args, count, op, [&]() -> void* {
+      result = std::make_unique<PoolBlock>(backend, out_bytes, op);
+      return result->data;
+    });
+    uint8_t* dst = host_output();
+    if (out_bytes != 0) std::memcpy(dst, result->data, static_cast<size_t>(out_bytes));
     return;
   }
 #if TLRT_HAVE_CUDA
   const uint32_t device = selected_device();
   std::vector<std::unique_ptr<Workspace>> staged;
   std::unique_ptr<Workspace> result;
-  const uint64_t out_bytes = count * width;
   run_with(backend, source, kind, width, args, count, op, [&]() -> void* {
     for (size_t k = 0; k < inputs.size(); ++k) {
       staged.push_back(std::make_unique<Workspace>(backend, input_bytes[k], op));
@@ -350,14 +358,15 @@ void kernel_run_host_words(std::string_view source, KernelScalar kind, uint64_t 
     result = std::make_unique<Workspace>(backend, out_bytes, op);
     return result->data();
   });
-  if (count != 0) {
+  uint8_t* dst = host_output();
+  if (out_bytes != 0) {
     cuda::download_staged(device, result->data(), out_bytes,
-                          [out](const void* chunk, size_t offset, size_t length) {
-                            std::memcpy(out + offset, chunk, length);
+                          [dst](const void* chunk, size_t offset, size_t length) {
+                            std::memcpy(dst + offset, chunk, length);
                           });
   }
 #else
-  (void)out;
+  (void)host_output;
   (void)count;
   no_cuda_backend(op);
 #endif

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string_view>
 #include <vector>
@@ -77,11 +78,14 @@ KernelScalar check_bytes_layout(uint32_t format, uint64_t width,
                                 const std::vector<uint64_t>& input_bytes, uint64_t count,
                                 const char* op);
 
-// Host words in, host words out (count * width bytes into `out`), uploaded and downloaded verbatim
-// (pinned staging on CUDA). The layout has been checked by check_bytes_layout.
+// Host words in, host words out, uploaded and downloaded verbatim (pinned staging on CUDA). The
+// layout has been checked by check_bytes_layout. `host_output` is called once the kernel has
+// compiled and its backend output is allocated, and returns where the count * width result bytes
+// go; it is not called when the run fails before that. A host allocation failure inside it should
+// throw out_of_memory naming op.
 void kernel_run_host_words(std::string_view source, KernelScalar kind, uint64_t width,
                            const std::vector<const uint8_t*>& inputs,
-                           const std::vector<uint64_t>& input_bytes, uint8_t* out, uint64_t count,
-                           const char* op);
+                           const std::vector<uint64_t>& input_bytes, uint64_t count,
+                           const std::function<uint8_t*()>& host_output, const char* op);
 
 }  // namespace tlrt

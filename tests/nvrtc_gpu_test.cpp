@@ -137,8 +137,9 @@ TEST_F(NvrtcGpu, Float64WordsSameOnBothBackends) {
                                     reinterpret_cast<const uint8_t*>(b.data())};
   std::vector<uint64_t> bytes = {8 * n, 8 * n};
   std::vector<double> gpu(n), host(n);
-  tlrt::kernel_run_host_words(src, KernelScalar::f64, 8, in, bytes,
-                              reinterpret_cast<uint8_t*>(gpu.data()), n, kOp);
+  tlrt::kernel_run_host_words(
+      src, KernelScalar::f64, 8, in, bytes, n,
+      [&] { return reinterpret_cast<uint8_t*>(gpu.data()); }, kOp);
   std::vector<KernelArg> args = {{a.data(), n}, {b.data(), n}};
   tlrt::run_generated(Backend::reference, src, KernelScalar::f64, 8, args, host.data(), n, kOp);
   for (size_t i = 0; i < n; ++i) {
@@ -284,8 +285,9 @@ TEST_F(NvrtcGpu, ConfiguredFormatsMatchTheHostBitForBit) {
       }
     }
     std::vector<uint8_t> gpu(n * width), host(n * width);
-    tlrt::kernel_run_host_words(src, KernelScalar::configured, width, {a.data(), b.data()},
-                                {a.size(), b.size()}, gpu.data(), n, kOp);
+    tlrt::kernel_run_host_words(
+        src, KernelScalar::configured, width, {a.data(), b.data()}, {a.size(), b.size()}, n,
+        [&] { return gpu.data(); }, kOp);
     std::vector<KernelArg> args = {{a.data(), n}, {b.data(), n}};
     tlrt::run_generated(Backend::reference, src, KernelScalar::configured, width, args, host.data(),
                         n, kOp);
