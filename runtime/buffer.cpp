@@ -51,6 +51,13 @@ std::unique_ptr<Buffer> Buffer::allocate_bytes(Backend backend, Dtype dtype, uin
   return b;
 }
 
+std::unique_ptr<Buffer> Buffer::adopt(Backend backend, Dtype dtype, uint64_t width, uint64_t n,
+                                      void* data) {
+  std::unique_ptr<Buffer> b(new Buffer(backend, dtype, width, n, data));
+  payload_counter().add(b->bytes());
+  return b;
+}
+
 Buffer::~Buffer() {
   release();
 }

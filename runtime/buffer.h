@@ -29,6 +29,12 @@ class Buffer {
   // A fresh uninitialised buffer of n scalars of the same kind as `like`: its dtype, or for an
   // encoded buffer its word width.
   static std::unique_ptr<Buffer> allocate_like(const Buffer& like, uint64_t n, const char* op);
+  // Takes `data`, a block of n > 0 scalars of `width` bytes from allocator(backend) (width is the
+  // dtype's for native dtypes, the word width for encoded), as the payload of a fresh buffer; the
+  // payload counters move as for allocate. For results that are computed before they may count (a
+  // kernel run whose bounds record is checked after the launch).
+  static std::unique_ptr<Buffer> adopt(Backend backend, Dtype dtype, uint64_t width, uint64_t n,
+                                       void* data);
 
   ~Buffer();
   Buffer(const Buffer&) = delete;

@@ -609,7 +609,23 @@ void judge(CallPlan& plan, const RuleContext& c) {
       case RuleKind::kernel_run: {
         const int k = param_with_role(plan, ParamRole::request_size);
         const uint64_t count = k >= 0 ? plan.args[k].value.u64 : 0;
-        if (count >= (1ull << 40)) {
+        // ---- nvrtc: the layout rules of SPEC-runtime 10.1 (kernel_run_bytes: format 0..2, width
+        // 4 / 8 / non-zero; kernel_run_host: format 0 or 1) fail before any compile.
+        const std::string kernel_symbol = plan.symbol->spec->symbol;
+        const int fw = param_with_role(plan, ParamRole::word_width);
+        const uint64_t kernel_width = fw >= 0 ? plan.args[fw].value.u64 : 0;
+        const uint64_t kernel_format = u32_role(ParamRole::format_code);
+        const bool bytes_layout_bad =
+            kernel_symbol == "torchlean_kernel_run_bytes" &&
+            (kernel_format > 2 || kernel_width == 0 || (kernel_format == 0 && kernel_width != 4) ||
+             (kernel_format == 1 && kernel_width != 8));
+        const bool host_format_bad =
+            kernel_symbol == "torchlean_kernel_run_host" && kernel_format > 1;
+        // ---- end nvrtc
+        if (bytes_layout_bad || host_format_bad) {
+          v.failure("kernel layout: format " + std::to_string(kernel_format) + ", width " +
+                    std::to_string(kernel_width));
+        } else if (count >= (1ull << 40)) {
           v.failure("an output of " + std::to_string(count) + " elements cannot be allocated");
         } else {
           v.either();
