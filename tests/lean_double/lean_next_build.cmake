@@ -1,10 +1,15 @@
-# Configures and builds libtlrt.so, the Lean runtime double and the suites lean_next_suites runs
-# against the next lean.h generation (tests/lean_double/CMakeLists.txt): CUDA off, Release.
-#   cmake -DSOURCE_DIR=... -DBUILD_DIR=... -DGENERATOR=... [-DC_COMPILER=... -DCXX_COMPILER=...]
-#         [-DGTEST_SOURCE=...] -P lean_next_build.cmake
+# Configures and builds targets against the next lean.h generation in a folder of its own
+# (tests/lean_double/CMakeLists.txt): CUDA off, the given build type (default Release) and targets
+# (comma-separated).
+#   cmake -DSOURCE_DIR=... -DBUILD_DIR=... -DGENERATOR=... -DTARGETS=... [-DBUILD_TYPE=Debug]
+#         [-DC_COMPILER=... -DCXX_COMPILER=...] [-DGTEST_SOURCE=...] -P lean_next_build.cmake
 cmake_minimum_required(VERSION 3.24)
 
-set(args -S ${SOURCE_DIR} -B ${BUILD_DIR} -G ${GENERATOR} -DCMAKE_BUILD_TYPE=Release
+string(REPLACE "," ";" TARGETS "${TARGETS}")
+if(NOT BUILD_TYPE)
+  set(BUILD_TYPE Release)
+endif()
+set(args -S ${SOURCE_DIR} -B ${BUILD_DIR} -G ${GENERATOR} -DCMAKE_BUILD_TYPE=${BUILD_TYPE}
          -DTLRT_LEAN_HEADER=next -DTLRT_ENABLE_CUDA=OFF -DTLRT_BUILD_BENCH=OFF
          -DTLRT_TEST_LEAN_NEXT=OFF)
 if(C_COMPILER)
@@ -22,11 +27,9 @@ if(NOT rc EQUAL 0)
   message(FATAL_ERROR "configuring ${BUILD_DIR} against the next lean.h failed (${rc})")
 endif()
 cmake_host_system_information(RESULT cores QUERY NUMBER_OF_LOGICAL_CORES)
-execute_process(COMMAND ${CMAKE_COMMAND} --build ${BUILD_DIR} -j ${cores} --target tlrt
-                        lean_double_test lean_runtime_symbols_test abi_test elementwise_test
-                        shape_test
+execute_process(COMMAND ${CMAKE_COMMAND} --build ${BUILD_DIR} -j ${cores} --target ${TARGETS}
                 RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "building ${BUILD_DIR} against the next lean.h failed (${rc})")
 endif()
-message(STATUS "built ${BUILD_DIR} against abi/lean_compat/next/lean/lean.h")
+message(STATUS "built ${TARGETS} in ${BUILD_DIR} (${BUILD_TYPE}) against abi/lean_compat/next/lean/lean.h")
