@@ -1,6 +1,7 @@
-// What libtlrt.so needs from the Lean runtime it is loaded into: its undefined lean_* and mi_*
-// symbols (nm -D --undefined-only) against the allow-list abi/lean_compat/runtime-symbols.tsv for
-// the lean.h generation and build type it was compiled with (docs/LEAN.md). A symbol the list does
+// What libtlrt.so and libtlrt_unavailable.so need from the Lean runtime they are loaded into: their
+// undefined lean_* and mi_* symbols (nm -D --undefined-only) against the allow-list
+// abi/lean_compat/runtime-symbols.tsv for the lean.h generation and build type they were compiled
+// with (docs/LEAN.md). A symbol the list does
 // not allow fails the test, so a new runtime dependency cannot slip in unnoticed; in a Release or
 // Debug build against the project's own headers, so does a listed symbol the library no longer
 // needs, so the list and the documentation stay exact.
@@ -17,6 +18,7 @@ namespace {
 
 struct Entry {
   std::string symbol;
+  std::string library;     // tlrt, unavailable or both
   std::string generation;  // compat, next or both
   std::string build;       // all or debug
 };
@@ -36,11 +38,11 @@ std::vector<Entry> read_allow_list(const std::string& path) {
     std::stringstream ss(line);
     std::string col;
     while (std::getline(ss, col, '\t')) cols.push_back(col);
-    if (cols.size() < 3) {
+    if (cols.size() < 4) {
       ADD_FAILURE() << path << ": malformed line: " << line;
       continue;
     }
-    entries.push_back({cols[0], cols[1], cols[2]});
+    entries.push_back({cols[0], cols[1], cols[2], cols[3]});
   }
   return entries;
 }
@@ -69,10 +71,18 @@ bool optimised_build() {
   return type == "Release" || type == "RelWithDebInfo" || type == "MinSizeRel";
 }
 
-bool applies(const Entry& e, bool debug_allowed) {
+struct Library {
+  const char* key;  // the library column
+  const char* path;
+};
+
+const Library kLibraries[] = {{"tlrt", TLRT_LIBRARY_PATH}, {"unavailable", TLRT_UNAVAILABLE_PATH}};
+
+bool applies(const Entry& e, const Library& lib, bool debug_allowed) {
+  const bool library = e.library == "both" || e.library == lib.key;
   const bool generation = e.generation == "both" || e.generation == TLRT_LEAN_GENERATION;
   const bool build = e.build == "all" || (e.build == "debug" && debug_allowed);
-  return generation && build;
+  return library && generation && build;
 }
 
 TEST(LeanRuntimeSymbols, AllowListIsWellFormed) {
@@ -80,32 +90,37 @@ TEST(LeanRuntimeSymbols, AllowListIsWellFormed) {
   ASSERT_GE(entries.size(), 10u) << "cannot read " << TLRT_RUNTIME_SYMBOLS;
   std::set<std::string> seen;
   for (const Entry& e : entries) {
+    EXPECT_TRUE(e.library == "tlrt" || e.library == "unavailable" || e.library == "both")
+        << e.symbol << ": library " << e.library;
     EXPECT_TRUE(e.generation == "compat" || e.generation == "next" || e.generation == "both")
         << e.symbol << ": generation " << e.generation;
     EXPECT_TRUE(e.build == "all" || e.build == "debug") << e.symbol << ": build " << e.build;
-    EXPECT_TRUE(seen.insert(e.symbol + " " + e.generation + " " + e.build).second)
+    EXPECT_TRUE(seen.insert(e.symbol + " " + e.library + " " + e.generation + " " + e.build).second)
         << e.symbol << " listed twice";
   }
 }
 
-TEST(LeanRuntimeSymbols, LibraryNeedsOnlyAllowedSymbols) {
-  const auto imports = runtime_imports(TLRT_LIBRARY_PATH);
-  ASSERT_FALSE(imports.empty()) << "nm found no lean_* import in " << TLRT_LIBRARY_PATH
-                                << " (is nm installed?)";
-  std::set<std::string> allowed;
-  for (const Entry& e : read_allow_list(TLRT_RUNTIME_SYMBOLS)) {
-    if (applies(e, !optimised_build())) allowed.insert(e.symbol);
-  }
-  std::printf("libtlrt.so (lean.h generation %s, %s build) needs:", TLRT_LEAN_GENERATION,
-              TLRT_BUILD_TYPE);
-  for (const std::string& s : imports) std::printf(" %s", s.c_str());
-  std::printf("\n");
-  for (const std::string& s : imports) {
-    EXPECT_TRUE(allowed.count(s))
-        << "libtlrt.so needs " << s << " from the Lean runtime, which "
-        << "abi/lean_compat/runtime-symbols.tsv does not allow for generation "
-        << TLRT_LEAN_GENERATION << " (" << TLRT_BUILD_TYPE
-        << " build): list it there and in docs/LEAN.md, or stop calling it";
+TEST(LeanRuntimeSymbols, LibrariesNeedOnlyAllowedSymbols) {
+  const auto entries = read_allow_list(TLRT_RUNTIME_SYMBOLS);
+  for (const Library& lib : kLibraries) {
+    const auto imports = runtime_imports(lib.path);
+    ASSERT_FALSE(imports.empty()) << "nm found no lean_* import in " << lib.path
+                                  << " (is nm installed?)";
+    std::set<std::string> allowed;
+    for (const Entry& e : entries) {
+      if (applies(e, lib, !optimised_build())) allowed.insert(e.symbol);
+    }
+    std::printf("%s (lean.h generation %s, %s build) needs:", lib.path, TLRT_LEAN_GENERATION,
+                TLRT_BUILD_TYPE);
+    for (const std::string& s : imports) std::printf(" %s", s.c_str());
+    std::printf("\n");
+    for (const std::string& s : imports) {
+      EXPECT_TRUE(allowed.count(s))
+          << lib.path << " needs " << s << " from the Lean runtime, which "
+          << "abi/lean_compat/runtime-symbols.tsv does not allow for library " << lib.key
+          << ", generation " << TLRT_LEAN_GENERATION << " (" << TLRT_BUILD_TYPE
+          << " build): list it there and in docs/LEAN.md, or stop calling it";
+    }
   }
 }
 
@@ -114,12 +129,16 @@ TEST(LeanRuntimeSymbols, EveryListedSymbolIsStillNeeded) {
   if (!TLRT_LEAN_OWN_HEADER || (type != "Release" && type != "Debug")) {
     GTEST_SKIP() << "exact only in a Release or Debug build against the project's own lean.h";
   }
-  const auto imports = runtime_imports(TLRT_LIBRARY_PATH);
-  for (const Entry& e : read_allow_list(TLRT_RUNTIME_SYMBOLS)) {
-    if (!applies(e, type == "Debug")) continue;
-    EXPECT_TRUE(imports.count(e.symbol))
-        << e.symbol << " is listed for generation " << TLRT_LEAN_GENERATION
-        << " but libtlrt.so no longer needs it: drop it from runtime-symbols.tsv and docs/LEAN.md";
+  const auto entries = read_allow_list(TLRT_RUNTIME_SYMBOLS);
+  for (const Library& lib : kLibraries) {
+    const auto imports = runtime_imports(lib.path);
+    for (const Entry& e : entries) {
+      if (!applies(e, lib, type == "Debug")) continue;
+      EXPECT_TRUE(imports.count(e.symbol))
+          << e.symbol << " is listed for " << lib.key << ", generation " << TLRT_LEAN_GENERATION
+          << ", " << type << " build, but " << lib.path
+          << " no longer needs it: drop it from runtime-symbols.tsv and docs/LEAN.md";
+    }
   }
 }
 
