@@ -18,7 +18,27 @@ extern "C" {
 #define TLRT_LEAN_DOUBLE_API __attribute__((visibility("default")))
 
 /*
- * Heap blocks obtained through the double (mi_malloc_small + lean_alloc_object) and not yet freed.
+ * The lean.h generation a translation unit is compiled against, told from the header itself
+ * (docs/LEAN.md): only the sticky-count generation (Lean's 2026 header, modelled by
+ * abi/lean_compat/next) defines LEAN_RC_STICKY. The double provides that generation's out-of-line
+ * functions and semantics, and tests of behaviour that differs between generations are
+ * conditional on it.
+ */
+#define TLRT_LEAN_GENERATION_COMPAT 1 /* Lean v4.26-v4.29 (abi/lean_compat/lean/lean.h) */
+#define TLRT_LEAN_GENERATION_NEXT 2   /* sticky counts, checked sizes (abi/lean_compat/next) */
+#ifdef LEAN_RC_STICKY
+#define TLRT_LEAN_GENERATION TLRT_LEAN_GENERATION_NEXT
+#else
+#define TLRT_LEAN_GENERATION TLRT_LEAN_GENERATION_COMPAT
+#endif
+
+/* TLRT_LEAN_GENERATION as the double itself was compiled: a test built against another header
+ * generation than its double is a build error that this makes visible. */
+TLRT_LEAN_DOUBLE_API int tlrt_lean_double_generation(void);
+
+/*
+ * Heap blocks obtained through the double (every allocation entry point of the header generation)
+ * and not yet freed.
  * Compare against a baseline taken before the code under test; persistent objects stay counted.
  */
 TLRT_LEAN_DOUBLE_API int64_t tlrt_lean_double_live_objects(void);

@@ -1007,6 +1007,16 @@ TEST_F(LeanDoubleDeathTest, NonScalarCapacityIsOutOfMemory) {
       ::testing::ExitedWithCode(1), "INTERNAL PANIC: out of memory");
 }
 
+// ---- header generations (TLRT_LEAN_GENERATION, docs/LEAN.md)
+// -------------------------------------------------------------------------------------------------
+
+TEST(LeanGeneration, DoubleWasBuiltAgainstTheSameGeneration) {
+  EXPECT_EQ(tlrt_lean_double_generation(), TLRT_LEAN_GENERATION);
+}
+
+#if TLRT_LEAN_GENERATION == TLRT_LEAN_GENERATION_COMPAT
+
+// v4.26-v4.29: every small object comes from mi_malloc_small, which is only valid up to 1 KiB.
 TEST_F(LeanDoubleDeathTest, OversizedSmallObjectIsRefused) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   EXPECT_EXIT(
@@ -1016,5 +1026,127 @@ TEST_F(LeanDoubleDeathTest, OversizedSmallObjectIsRefused) {
       },
       ::testing::ExitedWithCode(1), "INTERNAL PANIC: .*mi_malloc_small");
 }
+
+#else
+
+// The sticky-count generation takes small objects above 1 KiB from mi_malloc instead.
+TEST_F(LeanDouble, SmallObjectsAboveOneKibibyteComeFromMiMalloc) {
+  lean_object* o = lean_alloc_ctor(0, 200, 0);  // 8 + 200 * 8 bytes
+  EXPECT_EQ(lean_small_object_size(o), 1608u);
+  EXPECT_EQ(live(), 1);
+  for (unsigned i = 0; i < 200; ++i) lean_ctor_set(o, i, lean_box(i));
+  lean_dec(o);
+  EXPECT_EQ(live(), 0);
+}
+
+TEST_F(LeanDouble, ClosuresAreVariableSizeObjects) {
+  lean_object* c = lean_alloc_closure(reinterpret_cast<void*>(&no_foreach), 2, 1);
+  EXPECT_EQ(lean_small_object_size(c), 0u);
+  lean_closure_set(c, 0, lean_box(3));
+  EXPECT_EQ(live(), 1);
+  lean_dec(c);
+}
+
+TEST_F(LeanDouble, SingleThreadedOverflowFreezesTheCount) {
+  lean_object* o = lean_box_uint64(7);
+  o->m_rc = std::numeric_limits<int>::max();
+  lean_inc(o);  // wraps into the sticky band
+  EXPECT_LE(o->m_rc, LEAN_RC_STICKY);
+  const int frozen = o->m_rc;
+  lean_inc(o);
+  lean_inc_n(o, 5);
+  lean_dec(o);
+  lean_dec(o);
+  EXPECT_EQ(o->m_rc, frozen);
+  EXPECT_EQ(live(), 1) << "a frozen object is never freed";
+  lean_free_object(o);
+}
+
+TEST_F(LeanDouble, HugeSingleThreadedIncrementsAddAllOrFreeze) {
+  lean_object* o = lean_box_uint64(7);
+  lean_inc_ref_n(o, LEAN_RC_INC_MAX + 1);
+  EXPECT_EQ(o->m_rc, static_cast<int>(LEAN_RC_INC_MAX) + 2);
+  o->m_rc = std::numeric_limits<int>::max() - 10;
+  lean_inc_ref_n(o, LEAN_RC_INC_MAX + 1);
+  EXPECT_EQ(o->m_rc, LEAN_RC_STICKY);
+  lean_dec(o);
+  EXPECT_EQ(o->m_rc, LEAN_RC_STICKY);
+  o->m_rc = 1;
+  lean_dec(o);
+  EXPECT_EQ(live(), 0);
+}
+
+TEST_F(LeanDouble, HugeMultiThreadedIncrementsStopAtTheBand) {
+  lean_object* o = lean_box_uint64(7);
+  lean_mark_mt(o);
+  lean_inc_ref_n(o, 3 * LEAN_RC_INC_MAX + 5);
+  EXPECT_EQ(o->m_rc, -(3 * static_cast<int>(LEAN_RC_INC_MAX) + 6));
+  // One step short of the band: the first step freezes the count and the rest are dropped.
+  o->m_rc = LEAN_RC_STICKY + 10;
+  lean_inc_ref_n(o, 2 * LEAN_RC_INC_MAX);
+  EXPECT_EQ(o->m_rc, LEAN_RC_STICKY + 10 - static_cast<int>(LEAN_RC_INC_MAX));
+  lean_dec(o);
+  EXPECT_EQ(o->m_rc, LEAN_RC_STICKY + 10 - static_cast<int>(LEAN_RC_INC_MAX));
+  EXPECT_EQ(live(), 1);
+  lean_free_object(o);
+}
+
+TEST_F(LeanDouble, MultiThreadedCountsFreezeBeforeWrapping) {
+  lean_object* o = lean_box_uint64(7);
+  lean_mark_mt(o);
+  o->m_rc = LEAN_RC_STICKY + 1;
+  lean_inc(o);
+  EXPECT_EQ(o->m_rc, LEAN_RC_STICKY);
+  lean_inc(o);  // frozen: increments stop
+  EXPECT_EQ(o->m_rc, LEAN_RC_STICKY);
+  // Releases stop at the wider threshold already.
+  o->m_rc = LEAN_RC_STICKY_DROP;
+  lean_dec(o);
+  EXPECT_EQ(o->m_rc, LEAN_RC_STICKY_DROP);
+  o->m_rc = LEAN_RC_STICKY_DROP + 1;
+  lean_dec(o);
+  EXPECT_EQ(o->m_rc, LEAN_RC_STICKY_DROP + 2);
+  EXPECT_EQ(live(), 1);
+  lean_free_object(o);
+}
+
+TEST_F(LeanDouble, FrozenFieldOutlivesItsContainer) {
+  lean_object* child = lean_box_uint64(7);
+  child->m_rc = LEAN_RC_STICKY;
+  lean_object* parent = lean_alloc_ctor(0, 1, 0);
+  lean_ctor_set(parent, 0, child);
+  lean_dec(parent);
+  EXPECT_EQ(live(), 1);
+  EXPECT_EQ(child->m_rc, LEAN_RC_STICKY);
+  lean_free_object(child);
+}
+
+TEST_F(LeanDoubleDeathTest, OversizedSmallObjectCoreIsRefused) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        unsetenv("LEAN_ABORT_ON_PANIC");
+        lean_alloc_small_object_core(2048);
+      },
+      ::testing::ExitedWithCode(1), "INTERNAL PANIC: .*lean_alloc_small_object_core");
+}
+
+TEST_F(LeanDoubleDeathTest, ObjectSizeOverflowPanics) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        unsetenv("LEAN_ABORT_ON_PANIC");
+        lean_alloc_array(0, std::numeric_limits<size_t>::max() / 4);
+      },
+      ::testing::ExitedWithCode(1), "INTERNAL PANIC: integer overflow");
+  EXPECT_EXIT(
+      {
+        unsetenv("LEAN_ABORT_ON_PANIC");
+        lean_alloc_string(1, std::numeric_limits<size_t>::max() - 8, 0);
+      },
+      ::testing::ExitedWithCode(1), "INTERNAL PANIC: integer overflow");
+}
+
+#endif
 
 }  // namespace

@@ -4,14 +4,21 @@
 // shared/abi/LEAN-OBJECTS.md in names, layouts, tags and ownership, so code linked against it
 // behaves as it would inside a Lean process. Memory comes from malloc so that tests can count
 // live objects; nothing here is meant for production.
+//
+// It serves both lean.h generations (TLRT_LEAN_GENERATION in lean_double.h, told from the header
+// it is compiled against): the v4.26-v4.29 one calls mi_malloc_small and the cold increment paths;
+// the sticky-count one calls lean_alloc_small_object_core, mi_malloc, lean_inc_ref_huge_n and
+// lean_internal_panic_overflow, and freezes counts that overflow (never freeing those objects).
 
 #include "lean_double.h"
 
 #include <lean/lean.h>
 #include <lean/mimalloc.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
+#include <climits>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -33,8 +40,19 @@ std::atomic<int64_t> g_live_objects{0};
 thread_local uint64_t t_heartbeat = 0;
 
 // mimalloc's MI_SMALL_SIZE_MAX on 64-bit targets. Real mi_malloc_small misbehaves above it
-// (Lean issue #14148), so the double refuses instead of hiding the defect.
+// (Lean issue #14148), so the double refuses instead of hiding the defect; the sticky-count
+// generation's lean_alloc_small_object_core has the same precondition.
 constexpr size_t kMiSmallSizeMax = 1024;
+
+// A count the sticky-count generation has frozen: releases never adjust it nor free the object.
+bool is_frozen(const lean_object* o) {
+#if TLRT_LEAN_GENERATION == TLRT_LEAN_GENERATION_NEXT
+  return o->m_rc <= LEAN_RC_STICKY_DROP;
+#else
+  (void)o;
+  return false;
+#endif
+}
 
 [[noreturn]] void panic_exit(const char* msg) {
   std::fputs("INTERNAL PANIC: ", stderr);
@@ -67,7 +85,7 @@ bool drop_last_ref(lean_object* child) {
     return false;
   }
   if (child->m_rc == 1) return true;
-  if (child->m_rc == 0) return false;
+  if (child->m_rc == 0 || is_frozen(child)) return false;
   return lean_get_rc_mt_addr(child)->fetch_add(1, std::memory_order_acq_rel) == -1;
 }
 
@@ -466,6 +484,32 @@ void* mi_malloc_small(size_t size) mi_attr_noexcept {
   return counted_malloc(size);
 }
 
+#if TLRT_LEAN_GENERATION == TLRT_LEAN_GENERATION_NEXT
+void* mi_malloc(size_t size) mi_attr_noexcept {
+  return counted_malloc(size);
+}
+
+void mi_free(void* p) mi_attr_noexcept {
+  if (p != nullptr) counted_free(p);
+}
+
+// The header has rounded `sz` already; anything else is a broken precondition, refused as
+// mi_malloc_small refuses it.
+lean_object* lean_alloc_small_object_core(unsigned sz) {
+  if (sz == 0 || sz % LEAN_OBJECT_SIZE_DELTA != 0 || sz > kMiSmallSizeMax) {
+    const std::string msg =
+        "lean double: lean_alloc_small_object_core called with " + std::to_string(sz) + " bytes";
+    lean_internal_panic(msg.c_str());
+  }
+  lean_inc_heartbeat();
+  void* mem = counted_malloc(sz);
+  if (mem == nullptr) lean_internal_panic_out_of_memory();
+  lean_object* o = static_cast<lean_object*>(mem);
+  o->m_cs_sz = sz & 0xffffu;
+  return o;
+}
+#endif
+
 void mi_collect(bool force) mi_attr_noexcept {
   (void)force;
 #if defined(__GLIBC__)
@@ -493,6 +537,9 @@ void lean_free_object(lean_object* o) {
 // ---- reference counting
 // ---------------------------------------------------------------------------
 
+#if TLRT_LEAN_GENERATION == TLRT_LEAN_GENERATION_COMPAT
+
+// The multi-threaded half of lean_inc_ref / lean_inc_ref_n (the header does the rest inline).
 void lean_inc_ref_cold(lean_object* o) {
   lean_get_rc_mt_addr(o)->fetch_sub(1, std::memory_order_relaxed);
 }
@@ -501,8 +548,30 @@ void lean_inc_ref_n_cold(lean_object* o, unsigned n) {
   lean_get_rc_mt_addr(o)->fetch_sub(static_cast<int>(n), std::memory_order_relaxed);
 }
 
+#else
+
+// Increments above LEAN_RC_INC_MAX. A single-threaded count takes all of `n` or, when that would
+// pass INT_MAX, freezes at LEAN_RC_STICKY; a multi-threaded one takes `n` in steps the size of an
+// inline increment, each after the same frozen-count test the header makes, so a count that
+// freezes part-way stops moving.
+void lean_inc_ref_huge_n(lean_object* o, size_t n) {
+  if (lean_is_st(o)) {
+    const int rc = o->m_rc;
+    o->m_rc = n > static_cast<size_t>(INT_MAX - rc) ? LEAN_RC_STICKY : rc + static_cast<int>(n);
+    return;
+  }
+  while (n > 0 && static_cast<unsigned>(lean_get_rc_mt_addr(o)->load(std::memory_order_relaxed)) >
+                      static_cast<unsigned>(LEAN_RC_STICKY)) {
+    const size_t step = std::min(n, LEAN_RC_INC_MAX);
+    lean_get_rc_mt_addr(o)->fetch_sub(static_cast<int>(step), std::memory_order_relaxed);
+    n -= step;
+  }
+}
+
+#endif
+
 void lean_dec_ref_cold(lean_object* o) {
-  if (o->m_rc == 0) return;
+  if (o->m_rc == 0 || is_frozen(o)) return;
   if (o->m_rc == 1 || lean_get_rc_mt_addr(o)->fetch_add(1, std::memory_order_acq_rel) == -1) {
     delete_object(o);
   }
@@ -534,6 +603,12 @@ void lean_internal_panic_unreachable(void) {
 void lean_internal_panic_rc_overflow(void) {
   panic_exit("reference counter overflowed");
 }
+
+#if TLRT_LEAN_GENERATION == TLRT_LEAN_GENERATION_NEXT
+void lean_internal_panic_overflow(void) {
+  panic_exit("integer overflow in an object size computation");
+}
+#endif
 
 // Only reached from lean.h's own assert (debug builds); a broken precondition must stop the test.
 void lean_notify_assert(const char* file_name, int line, const char* condition) {
@@ -771,6 +846,10 @@ lean_obj_res lean_mk_io_error_no_such_thing_file(lean_obj_arg fname, uint32_t co
 
 // ---- test hooks
 // -------------------------------------------------------------------------------------
+
+int tlrt_lean_double_generation(void) {
+  return TLRT_LEAN_GENERATION;
+}
 
 int64_t tlrt_lean_double_live_objects(void) {
   return g_live_objects.load(std::memory_order_relaxed);

@@ -9,6 +9,10 @@
  * either header has the same undefined symbols. Every out-of-line function declared here is
  * defined by tests/lean_double; nothing is declared that the double does not define.
  *
+ * This is the v4.26-v4.29 generation (TLRT_LEAN_HEADER=compat). Lean's 2026 header changed what the
+ * inline code calls (sticky reference counts, checked sizes, out-of-line small objects); that
+ * generation is abi/lean_compat/next/lean/lean.h (TLRT_LEAN_HEADER=next, docs/LEAN.md).
+ *
  * Works as C11 and as C++17 (in C++ everything has C linkage and atomics are std::atomic).
  */
 #ifndef TLRT_LEAN_COMPAT_LEAN_H_
