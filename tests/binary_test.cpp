@@ -9,10 +9,13 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
+#include <iterator>
 #include <sstream>
 #include <string>
 #include <type_traits>
 
+#include "kernels/binary/binary_header.h"
 #include "kernels/binary/torchlean_binary.cuh"
 
 #if TLRT_HAVE_MPFR
@@ -68,6 +71,15 @@ TEST(BinaryHeader, ZeroInitialisedAndBraceInitialisable) {
   for (unsigned char byte : w.b) EXPECT_EQ(byte, 0);
   const Mini0 m{{0x38}};  // 1.0 in E 4 F 3 bias 7
   EXPECT_EQ(hex(m * m), "0x38");
+}
+
+// The library's embedded copy (what NVRTC receives) is the header on disk, byte for byte.
+TEST(BinaryHeader, EmbeddedTextIsTheHeader) {
+  std::ifstream file(TLRT_SOURCE_DIR "/kernels/binary/torchlean_binary.cuh", std::ios::binary);
+  ASSERT_TRUE(file.good());
+  const std::string disk((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  EXPECT_GT(disk.size(), 1000u);
+  EXPECT_TRUE(tlrt::kernels::torchlean_binary_header() == disk);
 }
 
 // ---- hand fixtures, one per rule of 10.8, in E 4 F 3 bias 7 -------------------------------------
