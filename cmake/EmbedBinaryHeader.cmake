@@ -4,7 +4,7 @@
 # the header from disk.
 #   cmake -DINPUT=<.cuh> -DOUTPUT=<.cpp> -P EmbedBinaryHeader.cmake
 file(READ "${INPUT}" text)
-set(delimiter "tlrt_binary_header")
+set(delimiter "tlbinary_text")  # at most 16 characters
 string(FIND "${text}" ")${delimiter}\"" clash)
 if(NOT clash EQUAL -1)
   message(FATAL_ERROR "${INPUT} contains the raw-string delimiter )${delimiter}\"")
