@@ -428,22 +428,25 @@ struct Format {
 
   // NaN operands (10.8): a signalling first operand quieted, else a signalling second operand
   // quieted, else the first NaN, else the second. Returns false when neither is a NaN.
-  TLBINARY_HD static bool pick_nan(const unsigned char* a, const Fields& fa, const unsigned char* b,
-                                   const Fields& fb, unsigned char* r) {
+  TLBINARY_HD static bool pick_nan(const Fields& fa, const Fields& fb, unsigned char* r) {
     if constexpr (Encoding == 3) {
       return false;
     } else {
       const bool na = is_nan(fa), nb = is_nan(fb);
       if (!na && !nb) return false;
-      const unsigned char* src = (na && is_signalling(fa))   ? a
-                                 : (nb && is_signalling(fb)) ? b
-                                 : na                        ? a
-                                                             : b;
-      for (int i = 0; i < kBytes; ++i) r[i] = src[i];
-      if constexpr (Encoding == 0)
-        r[(F - 1) / 8] |= static_cast<unsigned char>(1U << ((F - 1) % 8));
+      Fields f = (na && is_signalling(fa)) ? fa : (nb && is_signalling(fb)) ? fb : na ? fa : fb;
+      if constexpr (Encoding == 0) f.frac.w[(F - 1) / 64] |= 1ULL << ((F - 1) % 64);
+      store(r, f.neg, f.exp, f.frac);
       return true;
     }
+  }
+
+  // Negation on fields: the sign flips, except encoding 2's zero and NaN.
+  TLBINARY_HD static void negate_fields(Fields& f) {
+    if constexpr (Encoding == 2) {
+      if (f.exp == 0 && is_zero(f.frac)) return;
+    }
+    f.neg = !f.neg;
   }
 
   // Round m * 2^s (plus a sticky tail below bit 0 of m when `sticky`) to the format: nearest,
@@ -494,11 +497,10 @@ struct Format {
   // Finite operands only (specials are resolved before). Returns false where the op has no
   // hardware path on this architecture.
   template <Op O>
-  __device__ static bool hardware(const unsigned char* a, const unsigned char* b,
-                                  unsigned char* r) {
+  __device__ static bool hardware(u64 aw, u64 bw, unsigned char* r) {
     if constexpr (kSingle) {
-      const float x = __uint_as_float(static_cast<unsigned int>(word_of(a)));
-      const float y = __uint_as_float(static_cast<unsigned int>(word_of(b)));
+      const float x = __uint_as_float(static_cast<unsigned int>(aw));
+      const float y = __uint_as_float(static_cast<unsigned int>(bw));
       float z;
       if constexpr (O == Op::add) z = __fadd_rn(x, y);
       if constexpr (O == Op::mul) z = __fmul_rn(x, y);
@@ -507,8 +509,8 @@ struct Format {
       for (int i = 0; i < 4; ++i) r[i] = static_cast<unsigned char>(w >> (8 * i));
       return true;
     } else if constexpr (kDouble) {
-      const double x = __longlong_as_double(static_cast<long long>(word_of(a)));
-      const double y = __longlong_as_double(static_cast<long long>(word_of(b)));
+      const double x = __longlong_as_double(static_cast<long long>(aw));
+      const double y = __longlong_as_double(static_cast<long long>(bw));
       double z;
       if constexpr (O == Op::add) z = __dadd_rn(x, y);
       if constexpr (O == Op::mul) z = __dmul_rn(x, y);
@@ -517,8 +519,8 @@ struct Format {
       for (int i = 0; i < 8; ++i) r[i] = static_cast<unsigned char>(w >> (8 * i));
       return true;
     } else if constexpr ((kHalf || kBfloat) && O != Op::div) {
-      const unsigned short x = static_cast<unsigned short>(word_of(a));
-      const unsigned short y = static_cast<unsigned short>(word_of(b));
+      const unsigned short x = static_cast<unsigned short>(aw);
+      const unsigned short y = static_cast<unsigned short>(bw);
       unsigned short z = 0;
       bool done = false;
       if constexpr (kHalf) {
@@ -554,32 +556,28 @@ struct Format {
 #endif
 
   // a + b; `flip` negates b first (subtraction), with encoding 2's negation rule.
-  TLBINARY_HD static void add_op(const unsigned char* a, const unsigned char* b0, bool flip,
+  TLBINARY_HD static void add_op(const unsigned char* a, const unsigned char* b, bool flip,
                                  unsigned char* r) {
-    unsigned char bn[kBytes];
-    const unsigned char* b = b0;
-    if (flip) {
-      negate(b0, bn);
-      b = bn;
-    }
-    const Fields fa = load(a), fb = load(b);
-    if (pick_nan(a, fa, b, fb, r)) return;
+    const Fields fa = load(a);
+    Fields fb = load(b);
+    if (flip) negate_fields(fb);
+    if (pick_nan(fa, fb, r)) return;
     if constexpr (Encoding == 0) {
       if (is_inf(fa)) {
         if (is_inf(fb) && fa.neg != fb.neg) {
           put_invalid(r);
         } else {
-          for (int i = 0; i < kBytes; ++i) r[i] = a[i];
+          put_inf(r, fa.neg);
         }
         return;
       }
       if (is_inf(fb)) {
-        for (int i = 0; i < kBytes; ++i) r[i] = b[i];
+        put_inf(r, fb.neg);
         return;
       }
     }
 #if TLBINARY_HARDWARE
-    if (hardware<Op::add>(a, b, r)) return;
+    if (hardware<Op::add>(word_of(a), word_of(b) ^ (flip ? 1ULL << (E + F) : 0ULL), r)) return;
 #endif
     const long long sa = scale(fa), sb = scale(fb);
     const long long common = sa > sb ? sa : sb;
@@ -602,7 +600,7 @@ struct Format {
 
   TLBINARY_HD static void mul_op(const unsigned char* a, const unsigned char* b, unsigned char* r) {
     const Fields fa = load(a), fb = load(b);
-    if (pick_nan(a, fa, b, fb, r)) return;
+    if (pick_nan(fa, fb, r)) return;
     const bool neg = fa.neg != fb.neg;
     if constexpr (Encoding == 0) {
       if (is_inf(fa) || is_inf(fb)) {
@@ -615,14 +613,14 @@ struct Format {
       }
     }
 #if TLBINARY_HARDWARE
-    if (hardware<Op::mul>(a, b, r)) return;
+    if (hardware<Op::mul>(word_of(a), word_of(b), r)) return;
 #endif
     round(r, neg, mul(significand(fa), significand(fb)), scale(fa) + scale(fb), false);
   }
 
   TLBINARY_HD static void div_op(const unsigned char* a, const unsigned char* b, unsigned char* r) {
     const Fields fa = load(a), fb = load(b);
-    if (pick_nan(a, fa, b, fb, r)) return;
+    if (pick_nan(fa, fb, r)) return;
     const bool neg = fa.neg != fb.neg;
     if constexpr (Encoding == 0) {
       if (is_inf(fa)) {
@@ -652,7 +650,7 @@ struct Format {
       return;
     }
 #if TLBINARY_HARDWARE
-    if (hardware<Op::div>(a, b, r)) return;
+    if (hardware<Op::div>(word_of(a), word_of(b), r)) return;
 #endif
     const U x = significand(fa), y = significand(fb);
     // Scale the dividend so that the quotient has at least F + 2 bits (one below the rounding
