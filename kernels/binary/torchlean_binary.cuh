@@ -493,6 +493,7 @@ struct Format {
   static constexpr bool kBfloat = E == 8 && F == 7 && Bias == 127 && Encoding == 0;
   static constexpr bool kSingle = E == 8 && F == 23 && Bias == 127 && Encoding == 0;
   static constexpr bool kDouble = E == 11 && F == 52 && Bias == 1023 && Encoding == 0;
+  static constexpr bool kHardware = kHalf || kBfloat || kSingle || kDouble;
 
   // Finite operands only (specials are resolved before). Returns false where the op has no
   // hardware path on this architecture.
@@ -577,7 +578,10 @@ struct Format {
       }
     }
 #if TLBINARY_HARDWARE
-    if (hardware<Op::add>(word_of(a), word_of(b) ^ (flip ? 1ULL << (E + F) : 0ULL), r)) return;
+    if constexpr (kHardware) {
+      constexpr u64 kSign = 1ULL << ((E + F) % 64);
+      if (hardware<Op::add>(word_of(a), word_of(b) ^ (flip ? kSign : 0ULL), r)) return;
+    }
 #endif
     const long long sa = scale(fa), sb = scale(fb);
     const long long common = sa > sb ? sa : sb;
@@ -613,7 +617,9 @@ struct Format {
       }
     }
 #if TLBINARY_HARDWARE
-    if (hardware<Op::mul>(word_of(a), word_of(b), r)) return;
+    if constexpr (kHardware) {
+      if (hardware<Op::mul>(word_of(a), word_of(b), r)) return;
+    }
 #endif
     round(r, neg, mul(significand(fa), significand(fb)), scale(fa) + scale(fb), false);
   }
@@ -650,7 +656,9 @@ struct Format {
       return;
     }
 #if TLBINARY_HARDWARE
-    if (hardware<Op::div>(word_of(a), word_of(b), r)) return;
+    if constexpr (kHardware) {
+      if (hardware<Op::div>(word_of(a), word_of(b), r)) return;
+    }
 #endif
     const U x = significand(fa), y = significand(fb);
     // Scale the dividend so that the quotient has at least F + 2 bits (one below the rounding
