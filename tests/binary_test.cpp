@@ -307,10 +307,10 @@ TEST(BinaryOracle, RandomE8F23Encoding1) {
   random_pairs<8, 23, 127, 1>(1000000);
 }
 TEST(BinaryOracle, RandomE11F60) {
-  random_pairs<11, 60, 1023, 0>(200000);
+  random_pairs<11, 60, 1023, 0>(1000000);
 }
 TEST(BinaryOracle, RandomE15F112) {
-  random_pairs<15, 112, 16383, 0>(200000);
+  random_pairs<15, 112, 16383, 0>(1000000);
 }
 TEST(BinaryOracle, RandomE30F1000) {
   random_pairs<30, 1000, (1LL << 29) - 1, 0>(20000);

@@ -352,13 +352,18 @@ struct Format {
     }
   }
 
+  // Whether bits [0, F) are all ones (bits from F up, such as a hidden bit, are ignored).
   TLBINARY_HD static bool frac_all_ones(const U& frac) {
     if constexpr (U::N == 1) {
-      return frac.w[0] == (1ULL << F) - 1ULL;
+      constexpr u64 mask = (1ULL << F) - 1ULL;
+      return (frac.w[0] & mask) == mask;
     } else {
       for (int i = 0; i < F / 64; ++i)
         if (frac.w[i] != ~0ULL) return false;
-      if constexpr (F % 64 != 0) return frac.w[F / 64] == (1ULL << (F % 64)) - 1ULL;
+      if constexpr (F % 64 != 0) {
+        constexpr u64 mask = (1ULL << (F % 64)) - 1ULL;
+        return (frac.w[F / 64] & mask) == mask;
+      }
       return true;
     }
   }
