@@ -22,6 +22,8 @@ command -v nm >/dev/null || need+=(binutils)
 [ -f /usr/include/gtest/gtest.h ] || [ -d /usr/src/googletest ] || need+=(libgtest-dev)
 # FFTW's quad-precision build: the oracle of tlrt-parity's FFT rows (never linked by libtlrt).
 [ -f /usr/include/fftw3.h ] || need+=(libfftw3-dev)
+# MPFR: the oracle of the configured binary formats (tests/binary_oracle.cpp; never linked by libtlrt).
+[ -f /usr/include/mpfr.h ] || need+=(libmpfr-dev)
 # pkg-config and dpkg-deb: the install tests (ctest -R install_) skip without them.
 command -v pkg-config >/dev/null || command -v pkgconf >/dev/null || need+=(pkg-config)
 if [ ${#need[@]} -gt 0 ]; then

@@ -1,0 +1,746 @@
+// Configured binary formats (SPEC-runtime 10.8): TLBinary<E, F, Bias, Encoding> stores one word of
+// 1 + E + F bits in ceil((1 + E + F) / 8) bytes and implements + - * /, negation and the
+// comparisons with round-to-nearest-even and gradual underflow in unsigned integer limbs of
+// 2F + 16 bits. The same text is compiled by NVRTC (registered in memory as
+// "torchlean_binary.cuh", SPEC-runtime 10.4) and as host C++17, so the reference backend and the
+// tests run the identical arithmetic. Device code may take the hardware path for binary16,
+// bfloat16, binary32 and binary64 after every special value has been resolved; defining
+// TORCHLEAN_BINARY_SOFTWARE keeps every format in software.
+//
+// Self-contained on purpose: no #include, nothing from a standard library.
+#pragma once
+
+#if defined(__CUDACC__) || defined(__CUDACC_RTC__)
+#define TLBINARY_HD __host__ __device__
+#else
+#define TLBINARY_HD
+#endif
+
+#if defined(__CUDA_ARCH__) && !defined(TORCHLEAN_BINARY_SOFTWARE)
+#define TLBINARY_HARDWARE 1
+#else
+#define TLBINARY_HARDWARE 0
+#endif
+
+namespace tlbinary {
+
+using u64 = unsigned long long;
+
+TLBINARY_HD inline int clz64(u64 x) {  // x != 0
+#if defined(__CUDA_ARCH__)
+  return __clzll(static_cast<long long>(x));
+#else
+  return __builtin_clzll(x);
+#endif
+}
+
+// High half of a 64 x 64 bit product.
+TLBINARY_HD inline u64 mulhi64(u64 a, u64 b) {
+#if defined(__CUDA_ARCH__)
+  return __umul64hi(a, b);
+#elif defined(__SIZEOF_INT128__)
+  __extension__ using u128 = unsigned __int128;
+  return static_cast<u64>((static_cast<u128>(a) * b) >> 64);
+#else
+  const u64 al = a & 0xffffffffULL, ah = a >> 32, bl = b & 0xffffffffULL, bh = b >> 32;
+  const u64 ll = al * bl, lh = al * bh, hl = ah * bl, hh = ah * bh;
+  const u64 mid = (ll >> 32) + (lh & 0xffffffffULL) + (hl & 0xffffffffULL);
+  return hh + (lh >> 32) + (hl >> 32) + (mid >> 32);
+#endif
+}
+
+// An unsigned integer of at least Bits bits in 64-bit limbs, least significant first. One limb
+// (2F + 16 <= 64, every format up to binary32) takes the scalar branches of `if constexpr`.
+template <int Bits>
+struct UInt {
+  static constexpr int N = (Bits + 63) / 64;
+  u64 w[N];
+};
+
+template <int Bits>
+TLBINARY_HD inline UInt<Bits> zero_uint() {
+  UInt<Bits> r;
+  for (int i = 0; i < UInt<Bits>::N; ++i) r.w[i] = 0;
+  return r;
+}
+
+template <int Bits>
+TLBINARY_HD inline bool is_zero(const UInt<Bits>& x) {
+  if constexpr (UInt<Bits>::N == 1) {
+    return x.w[0] == 0;
+  } else {
+    for (int i = 0; i < UInt<Bits>::N; ++i)
+      if (x.w[i] != 0) return false;
+    return true;
+  }
+}
+
+template <int Bits>
+TLBINARY_HD inline long long bit_length(const UInt<Bits>& x) {
+  if constexpr (UInt<Bits>::N == 1) {
+    return x.w[0] == 0 ? 0 : 64 - clz64(x.w[0]);
+  } else {
+    for (int i = UInt<Bits>::N - 1; i >= 0; --i)
+      if (x.w[i] != 0) return 64LL * i + 64 - clz64(x.w[i]);
+    return 0;
+  }
+}
+
+template <int Bits>
+TLBINARY_HD inline bool test_bit(const UInt<Bits>& x, long long k) {
+  if (k < 0 || k >= 64LL * UInt<Bits>::N) return false;
+  return ((x.w[k / 64] >> (k % 64)) & 1ULL) != 0;
+}
+
+// Whether any bit below position k is set.
+template <int Bits>
+TLBINARY_HD inline bool any_below(const UInt<Bits>& x, long long k) {
+  if (k <= 0) return false;
+  if constexpr (UInt<Bits>::N == 1) {
+    return k >= 64 ? x.w[0] != 0 : (x.w[0] & ((1ULL << k) - 1ULL)) != 0;
+  } else {
+    for (int i = 0; i < UInt<Bits>::N; ++i) {
+      const long long low = 64LL * i;
+      if (k >= low + 64) {
+        if (x.w[i] != 0) return true;
+      } else {
+        const long long n = k - low;
+        if (n > 0 && (x.w[i] & ((1ULL << n) - 1ULL)) != 0) return true;
+        return false;
+      }
+    }
+    return false;
+  }
+}
+
+template <int Bits>
+TLBINARY_HD inline UInt<Bits> shift_left(const UInt<Bits>& x, long long k) {
+  constexpr int N = UInt<Bits>::N;
+  if constexpr (N == 1) {
+    UInt<Bits> r;
+    r.w[0] = k >= 64 ? 0 : x.w[0] << k;
+    return r;
+  } else {
+    UInt<Bits> r = zero_uint<Bits>();
+    if (k >= 64LL * N) return r;
+    const int limbs = static_cast<int>(k / 64), bits = static_cast<int>(k % 64);
+    for (int i = N - 1; i >= limbs; --i) {
+      u64 v = x.w[i - limbs] << bits;
+      if (bits != 0 && i - limbs - 1 >= 0) v |= x.w[i - limbs - 1] >> (64 - bits);
+      r.w[i] = v;
+    }
+    return r;
+  }
+}
+
+template <int Bits>
+TLBINARY_HD inline UInt<Bits> shift_right(const UInt<Bits>& x, long long k) {
+  constexpr int N = UInt<Bits>::N;
+  if constexpr (N == 1) {
+    UInt<Bits> r;
+    r.w[0] = k >= 64 ? 0 : x.w[0] >> k;
+    return r;
+  } else {
+    UInt<Bits> r = zero_uint<Bits>();
+    if (k >= 64LL * N) return r;
+    const int limbs = static_cast<int>(k / 64), bits = static_cast<int>(k % 64);
+    for (int i = 0; i + limbs < N; ++i) {
+      u64 v = x.w[i + limbs] >> bits;
+      if (bits != 0 && i + limbs + 1 < N) v |= x.w[i + limbs + 1] << (64 - bits);
+      r.w[i] = v;
+    }
+    return r;
+  }
+}
+
+// Shift right by k and set bit 0 when a nonzero bit was shifted out (sticky).
+template <int Bits>
+TLBINARY_HD inline UInt<Bits> shift_right_jam(const UInt<Bits>& x, long long k) {
+  if (k <= 0) return x;
+  UInt<Bits> r = shift_right(x, k);
+  if (any_below(x, k)) r.w[0] |= 1ULL;
+  return r;
+}
+
+template <int Bits>
+TLBINARY_HD inline int compare(const UInt<Bits>& a, const UInt<Bits>& b) {
+  for (int i = UInt<Bits>::N - 1; i >= 0; --i)
+    if (a.w[i] != b.w[i]) return a.w[i] > b.w[i] ? 1 : -1;
+  return 0;
+}
+
+template <int Bits>
+TLBINARY_HD inline UInt<Bits> add(const UInt<Bits>& a, const UInt<Bits>& b) {
+  UInt<Bits> r;
+  u64 carry = 0;
+  for (int i = 0; i < UInt<Bits>::N; ++i) {
+    const u64 s = a.w[i] + b.w[i];
+    const u64 c1 = s < a.w[i] ? 1ULL : 0ULL;
+    r.w[i] = s + carry;
+    carry = c1 + (r.w[i] < s ? 1ULL : 0ULL);
+  }
+  return r;
+}
+
+// a - b for a >= b.
+template <int Bits>
+TLBINARY_HD inline UInt<Bits> sub(const UInt<Bits>& a, const UInt<Bits>& b) {
+  UInt<Bits> r;
+  u64 borrow = 0;
+  for (int i = 0; i < UInt<Bits>::N; ++i) {
+    const u64 d = a.w[i] - b.w[i];
+    const u64 b1 = a.w[i] < b.w[i] ? 1ULL : 0ULL;
+    r.w[i] = d - borrow;
+    borrow = b1 + (d < borrow ? 1ULL : 0ULL);
+  }
+  return r;
+}
+
+template <int Bits>
+TLBINARY_HD inline UInt<Bits> add_one(const UInt<Bits>& a) {
+  UInt<Bits> r = a;
+  for (int i = 0; i < UInt<Bits>::N; ++i) {
+    r.w[i] += 1ULL;
+    if (r.w[i] != 0) break;
+  }
+  return r;
+}
+
+// The product modulo 2^(64 N); callers keep it below that (two (F + 1)-bit significands).
+template <int Bits>
+TLBINARY_HD inline UInt<Bits> mul(const UInt<Bits>& a, const UInt<Bits>& b) {
+  constexpr int N = UInt<Bits>::N;
+  if constexpr (N == 1) {
+    UInt<Bits> r;
+    r.w[0] = a.w[0] * b.w[0];
+    return r;
+  } else {
+    UInt<Bits> r = zero_uint<Bits>();
+    int na = N, nb = N;
+    while (na > 0 && a.w[na - 1] == 0) --na;
+    while (nb > 0 && b.w[nb - 1] == 0) --nb;
+    for (int i = 0; i < na; ++i) {
+      u64 carry = 0;
+      for (int j = 0; j < nb && i + j < N; ++j) {
+        const u64 lo = a.w[i] * b.w[j];
+        const u64 hi = mulhi64(a.w[i], b.w[j]);
+        u64 s = r.w[i + j] + lo;
+        u64 c = s < lo ? 1ULL : 0ULL;
+        s += carry;
+        c += s < carry ? 1ULL : 0ULL;
+        r.w[i + j] = s;
+        carry = hi + c;  // cannot overflow: hi <= 2^64 - 2
+      }
+      if (i + nb < N) r.w[i + nb] = carry;
+    }
+    return r;
+  }
+}
+
+// Exact quotient and remainder of x / y (y != 0): restoring long division, one quotient bit per
+// step, the partial remainder kept in the limbs that the divisor needs.
+template <int Bits>
+TLBINARY_HD inline UInt<Bits> divide(const UInt<Bits>& x, const UInt<Bits>& y, bool& inexact) {
+  constexpr int N = UInt<Bits>::N;
+  if constexpr (N == 1) {
+    UInt<Bits> q;
+    q.w[0] = x.w[0] / y.w[0];
+    inexact = x.w[0] % y.w[0] != 0;
+    return q;
+  } else {
+    UInt<Bits> q = zero_uint<Bits>();
+    const long long lx = bit_length(x), ly = bit_length(y);
+    if (lx < ly) {
+      inexact = lx != 0;
+      return q;
+    }
+    // The remainder stays below 2y < 2^(ly + 1): limbs [0, used).
+    const int used = static_cast<int>((ly + 1 + 63) / 64);
+    // Start with the top ly - 1 bits of x (smaller than y: their quotient bits are zero).
+    UInt<Bits> rem = shift_right(x, lx - (ly - 1));
+    for (long long k = lx - ly; k >= 0; --k) {
+      // rem = 2 rem + bit k of x
+      for (int i = used - 1; i > 0; --i) rem.w[i] = (rem.w[i] << 1) | (rem.w[i - 1] >> 63);
+      rem.w[0] = (rem.w[0] << 1) | (test_bit(x, k) ? 1ULL : 0ULL);
+      int order = 0;
+      for (int i = used - 1; i >= 0; --i)
+        if (rem.w[i] != y.w[i]) {
+          order = rem.w[i] > y.w[i] ? 1 : -1;
+          break;
+        }
+      if (order >= 0) {
+        u64 borrow = 0;
+        for (int i = 0; i < used; ++i) {
+          const u64 d = rem.w[i] - y.w[i];
+          const u64 b1 = rem.w[i] < y.w[i] ? 1ULL : 0ULL;
+          rem.w[i] = d - borrow;
+          borrow = b1 + (d < borrow ? 1ULL : 0ULL);
+        }
+        q.w[k / 64] |= 1ULL << (k % 64);
+      }
+    }
+    inexact = !is_zero(rem);
+    return q;
+  }
+}
+
+enum class Op { add, mul, div };
+
+// The arithmetic of one format on its fields: sign, biased exponent and fraction (F bits).
+template <int E, int F, long long Bias, int Encoding>
+struct Format {
+  static_assert(E >= 1 && E <= 30, "TLBinary: 1 <= E <= 30");
+  static_assert(F >= 1 && F <= 4096, "TLBinary: 1 <= F <= 4096");
+  static_assert(Encoding >= 0 && Encoding <= 3, "TLBinary: encoding 0, 1, 2 or 3");
+  static constexpr int kBytes = (1 + E + F + 7) / 8;
+  static constexpr int kLimbBits = 2 * F + 16;
+  static constexpr long long kAll = (1LL << E) - 1;  // exponent all ones
+  static constexpr bool kWord = 1 + E + F <= 64;     // the whole word fits one u64
+  using U = UInt<kLimbBits>;
+
+  struct Fields {
+    U frac;  // the F fraction bits (the hidden bit is added by significand())
+    long long exp;
+    bool neg;
+  };
+
+  TLBINARY_HD static u64 word_of(const unsigned char* p) {
+    u64 w = 0;
+    for (int i = 0; i < kBytes; ++i) w |= static_cast<u64>(p[i]) << (8 * i);
+    return w;
+  }
+
+  TLBINARY_HD static Fields load(const unsigned char* p) {
+    Fields f;
+    if constexpr (kWord) {
+      const u64 w = word_of(p);
+      f.frac.w[0] = w & ((1ULL << F) - 1ULL);
+      if constexpr (U::N > 1)
+        for (int i = 1; i < U::N; ++i) f.frac.w[i] = 0;
+      f.exp = static_cast<long long>((w >> F) & static_cast<u64>(kAll));
+      f.neg = ((w >> (E + F)) & 1ULL) != 0;
+    } else {
+      f.frac = zero_uint<kLimbBits>();
+      constexpr int fbytes = (F + 7) / 8;
+      for (int i = 0; i < fbytes; ++i) f.frac.w[i / 8] |= static_cast<u64>(p[i]) << (8 * (i % 8));
+      if constexpr (F % 64 != 0) f.frac.w[F / 64] &= (1ULL << (F % 64)) - 1ULL;
+      u64 e = 0;  // bytes F / 8 ... (F + E - 1) / 8 hold the exponent: at most 5 of them
+      for (int i = F / 8; i <= (F + E - 1) / 8; ++i)
+        e |= static_cast<u64>(p[i]) << (8 * (i - F / 8));
+      f.exp = static_cast<long long>((e >> (F % 8)) & static_cast<u64>(kAll));
+      f.neg = ((p[(E + F) / 8] >> ((E + F) % 8)) & 1) != 0;
+    }
+    return f;
+  }
+
+  TLBINARY_HD static void store(unsigned char* p, bool neg, long long exp, const U& frac) {
+    if constexpr (kWord) {
+      const u64 w = (frac.w[0] & ((1ULL << F) - 1ULL)) | (static_cast<u64>(exp) << F) |
+                    (static_cast<u64>(neg ? 1 : 0) << (E + F));
+      for (int i = 0; i < kBytes; ++i) p[i] = static_cast<unsigned char>(w >> (8 * i));
+    } else {
+      for (int i = 0; i < kBytes; ++i) p[i] = 0;
+      for (int i = 0; i < F / 8; ++i)
+        p[i] = static_cast<unsigned char>(frac.w[i / 8] >> (8 * (i % 8)));
+      if constexpr (F % 8 != 0)
+        p[F / 8] = static_cast<unsigned char>((frac.w[F / 64] >> (8 * ((F / 8) % 8))) &
+                                              ((1U << (F % 8)) - 1U));
+      const u64 e = static_cast<u64>(exp) << (F % 8);
+      for (int i = F / 8; i <= (F + E - 1) / 8; ++i)
+        p[i] |= static_cast<unsigned char>(e >> (8 * (i - F / 8)));
+      if (neg) p[(E + F) / 8] |= static_cast<unsigned char>(1U << ((E + F) % 8));
+    }
+  }
+
+  // Whether bits [0, F) are all ones (bits from F up, such as a hidden bit, are ignored).
+  TLBINARY_HD static bool frac_all_ones(const U& frac) {
+    if constexpr (U::N == 1) {
+      constexpr u64 mask = (1ULL << F) - 1ULL;
+      return (frac.w[0] & mask) == mask;
+    } else {
+      for (int i = 0; i < F / 64; ++i)
+        if (frac.w[i] != ~0ULL) return false;
+      if constexpr (F % 64 != 0) {
+        constexpr u64 mask = (1ULL << (F % 64)) - 1ULL;
+        return (frac.w[F / 64] & mask) == mask;
+      }
+      return true;
+    }
+  }
+
+  TLBINARY_HD static bool is_nan(const Fields& f) {
+    if constexpr (Encoding == 0) return f.exp == kAll && !is_zero(f.frac);
+    if constexpr (Encoding == 1) return f.exp == kAll && frac_all_ones(f.frac);
+    if constexpr (Encoding == 2) return f.neg && f.exp == 0 && is_zero(f.frac);
+    return false;
+  }
+  TLBINARY_HD static bool is_signalling(const Fields& f) {
+    if constexpr (Encoding == 0) return is_nan(f) && !test_bit(f.frac, F - 1);
+    return false;
+  }
+  TLBINARY_HD static bool is_inf(const Fields& f) {
+    if constexpr (Encoding == 0) return f.exp == kAll && is_zero(f.frac);
+    return false;
+  }
+  TLBINARY_HD static bool is_zero_value(const Fields& f) {
+    return f.exp == 0 && is_zero(f.frac) && !is_nan(f);
+  }
+
+  TLBINARY_HD static U significand(const Fields& f) {
+    U s = f.frac;
+    if (f.exp != 0) s.w[F / 64] |= 1ULL << (F % 64);
+    return s;
+  }
+  TLBINARY_HD static long long scale(const Fields& f) {
+    return (f.exp != 0 ? f.exp : 1) - Bias - F;
+  }
+
+  // Results written into p.
+  TLBINARY_HD static void put_zero(unsigned char* p, bool neg) {
+    store(p, Encoding == 2 ? false : neg, 0, zero_uint<kLimbBits>());
+  }
+  TLBINARY_HD static void put_all_ones(unsigned char* p, bool neg) {
+    U ones = zero_uint<kLimbBits>();
+    for (int i = 0; i < F / 64; ++i) ones.w[i] = ~0ULL;
+    if constexpr (F % 64 != 0) ones.w[F / 64] = (1ULL << (F % 64)) - 1ULL;
+    store(p, neg, kAll, ones);
+  }
+  TLBINARY_HD static void put_inf(unsigned char* p, bool neg) {  // encoding 0 only
+    store(p, neg, kAll, zero_uint<kLimbBits>());
+  }
+  TLBINARY_HD static void put_invalid(unsigned char* p) {
+    if constexpr (Encoding == 0) {
+      U f = zero_uint<kLimbBits>();
+      f.w[(F - 1) / 64] = 1ULL << ((F - 1) % 64);
+      store(p, false, kAll, f);
+    } else if constexpr (Encoding == 1) {
+      put_all_ones(p, false);
+    } else if constexpr (Encoding == 2) {
+      store(p, true, 0, zero_uint<kLimbBits>());
+    } else {
+      store(p, false, 0, zero_uint<kLimbBits>());
+    }
+  }
+  TLBINARY_HD static void put_overflow(unsigned char* p, bool neg) {
+    if constexpr (Encoding == 0) {
+      put_inf(p, neg);
+    } else if constexpr (Encoding == 2) {
+      store(p, true, 0, zero_uint<kLimbBits>());
+    } else {
+      put_all_ones(p, neg);
+    }
+  }
+
+  // NaN operands (10.8): a signalling first operand quieted, else a signalling second operand
+  // quieted, else the first NaN, else the second. Returns false when neither is a NaN.
+  TLBINARY_HD static bool pick_nan(const Fields& fa, const Fields& fb, unsigned char* r) {
+    if constexpr (Encoding == 3) {
+      return false;
+    } else {
+      const bool na = is_nan(fa), nb = is_nan(fb);
+      if (!na && !nb) return false;
+      Fields f = (na && is_signalling(fa)) ? fa : (nb && is_signalling(fb)) ? fb : na ? fa : fb;
+      if constexpr (Encoding == 0) f.frac.w[(F - 1) / 64] |= 1ULL << ((F - 1) % 64);
+      store(r, f.neg, f.exp, f.frac);
+      return true;
+    }
+  }
+
+  // Negation on fields: the sign flips, except encoding 2's zero and NaN.
+  TLBINARY_HD static void negate_fields(Fields& f) {
+    if constexpr (Encoding == 2) {
+      if (f.exp == 0 && is_zero(f.frac)) return;
+    }
+    f.neg = !f.neg;
+  }
+
+  // Round m * 2^s (plus a sticky tail below bit 0 of m when `sticky`) to the format: nearest,
+  // ties to even, gradual underflow, then the encoding's overflow rule.
+  TLBINARY_HD static void round(unsigned char* p, bool neg, const U& m, long long s, bool sticky) {
+    const long long length = bit_length(m);
+    if (length == 0) {
+      put_zero(p, neg);
+      return;
+    }
+    constexpr long long kMinScale = 1 - Bias - F;
+    long long shift = length - 1 - F;
+    if (s + shift < kMinScale) shift = kMinScale - s;
+    U q;
+    if (shift > 0) {
+      q = shift_right(m, shift);
+      const bool half = test_bit(m, shift - 1);
+      const bool rest = sticky || any_below(m, shift - 1);
+      if (half && (rest || (q.w[0] & 1ULL) != 0)) q = add_one(q);
+    } else {
+      q = shift_left(m, -shift);
+    }
+    s += shift;
+    if (test_bit(q, F + 1)) {  // rounding carried into a new bit: q is 2^(F + 1)
+      q = shift_right(q, 1);
+      ++s;
+    }
+    if (is_zero(q)) {
+      put_zero(p, neg);
+      return;
+    }
+    const bool normal = test_bit(q, F);
+    const long long e = normal ? s + F + Bias : 0;
+    if (e > kAll || (Encoding == 0 && e == kAll) ||
+        (Encoding == 1 && e == kAll && frac_all_ones(q))) {
+      put_overflow(p, neg);
+      return;
+    }
+    store(p, neg, e, q);
+  }
+
+#if TLBINARY_HARDWARE
+  static constexpr bool kHalf = E == 5 && F == 10 && Bias == 15 && Encoding == 0;
+  static constexpr bool kBfloat = E == 8 && F == 7 && Bias == 127 && Encoding == 0;
+  static constexpr bool kSingle = E == 8 && F == 23 && Bias == 127 && Encoding == 0;
+  static constexpr bool kDouble = E == 11 && F == 52 && Bias == 1023 && Encoding == 0;
+  static constexpr bool kHardware = kHalf || kBfloat || kSingle || kDouble;
+
+  // Finite operands only (specials are resolved before). Returns false where the op has no
+  // hardware path on this architecture.
+  template <Op O>
+  __device__ static bool hardware(u64 aw, u64 bw, unsigned char* r) {
+    if constexpr (kSingle) {
+      const float x = __uint_as_float(static_cast<unsigned int>(aw));
+      const float y = __uint_as_float(static_cast<unsigned int>(bw));
+      float z;
+      if constexpr (O == Op::add) z = __fadd_rn(x, y);
+      if constexpr (O == Op::mul) z = __fmul_rn(x, y);
+      if constexpr (O == Op::div) z = __fdiv_rn(x, y);
+      const unsigned int w = __float_as_uint(z);
+      for (int i = 0; i < 4; ++i) r[i] = static_cast<unsigned char>(w >> (8 * i));
+      return true;
+    } else if constexpr (kDouble) {
+      const double x = __longlong_as_double(static_cast<long long>(aw));
+      const double y = __longlong_as_double(static_cast<long long>(bw));
+      double z;
+      if constexpr (O == Op::add) z = __dadd_rn(x, y);
+      if constexpr (O == Op::mul) z = __dmul_rn(x, y);
+      if constexpr (O == Op::div) z = __ddiv_rn(x, y);
+      const u64 w = static_cast<u64>(__double_as_longlong(z));
+      for (int i = 0; i < 8; ++i) r[i] = static_cast<unsigned char>(w >> (8 * i));
+      return true;
+    } else if constexpr ((kHalf || kBfloat) && O != Op::div) {
+      const unsigned short x = static_cast<unsigned short>(aw);
+      const unsigned short y = static_cast<unsigned short>(bw);
+      unsigned short z = 0;
+      bool done = false;
+      if constexpr (kHalf) {
+#if __CUDA_ARCH__ >= 530
+        if constexpr (O == Op::add) asm("add.rn.f16 %0, %1, %2;" : "=h"(z) : "h"(x), "h"(y));
+        if constexpr (O == Op::mul) asm("mul.rn.f16 %0, %1, %2;" : "=h"(z) : "h"(x), "h"(y));
+        done = true;
+#endif
+      } else {
+#if __CUDA_ARCH__ >= 900
+        if constexpr (O == Op::add) asm("add.rn.bf16 %0, %1, %2;" : "=h"(z) : "h"(x), "h"(y));
+        if constexpr (O == Op::mul) asm("mul.rn.bf16 %0, %1, %2;" : "=h"(z) : "h"(x), "h"(y));
+        done = true;
+#elif __CUDA_ARCH__ >= 800
+        // x * 1 + y and x * y + (-0): one rounding each; the -0 addend keeps a -0 product.
+        const unsigned short one = 0x3f80, negzero = 0x8000;
+        if constexpr (O == Op::add)
+          asm("fma.rn.bf16 %0, %1, %2, %3;" : "=h"(z) : "h"(x), "h"(one), "h"(y));
+        if constexpr (O == Op::mul)
+          asm("fma.rn.bf16 %0, %1, %2, %3;" : "=h"(z) : "h"(x), "h"(y), "h"(negzero));
+        done = true;
+#endif
+      }
+      if (done) {
+        r[0] = static_cast<unsigned char>(z);
+        r[1] = static_cast<unsigned char>(z >> 8);
+      }
+      return done;
+    } else {
+      return false;
+    }
+  }
+#endif
+
+  // a + b; `flip` negates b first (subtraction), with encoding 2's negation rule.
+  TLBINARY_HD static void add_op(const unsigned char* a, const unsigned char* b, bool flip,
+                                 unsigned char* r) {
+    const Fields fa = load(a);
+    Fields fb = load(b);
+    if (flip) negate_fields(fb);
+    if (pick_nan(fa, fb, r)) return;
+    if constexpr (Encoding == 0) {
+      if (is_inf(fa)) {
+        if (is_inf(fb) && fa.neg != fb.neg) {
+          put_invalid(r);
+        } else {
+          put_inf(r, fa.neg);
+        }
+        return;
+      }
+      if (is_inf(fb)) {
+        put_inf(r, fb.neg);
+        return;
+      }
+    }
+#if TLBINARY_HARDWARE
+    if constexpr (kHardware) {
+      constexpr u64 kSign = 1ULL << ((E + F) % 64);
+      if (hardware<Op::add>(word_of(a), word_of(b) ^ (flip ? kSign : 0ULL), r)) return;
+    }
+#endif
+    const long long sa = scale(fa), sb = scale(fb);
+    const long long common = sa > sb ? sa : sb;
+    // Three guard bits, the smaller operand's shifted-out bits jammed into bit 0.
+    const U x = shift_right_jam(shift_left(significand(fa), 3), common - sa);
+    const U y = shift_right_jam(shift_left(significand(fb), 3), common - sb);
+    if (fa.neg == fb.neg) {
+      round(r, fa.neg, add(x, y), common - 3, false);
+      return;
+    }
+    const int order = compare(x, y);
+    if (order == 0) {
+      put_zero(r, false);  // exact cancellation (and +0 + -0) is +0
+    } else if (order > 0) {
+      round(r, fa.neg, sub(x, y), common - 3, false);
+    } else {
+      round(r, fb.neg, sub(y, x), common - 3, false);
+    }
+  }
+
+  TLBINARY_HD static void mul_op(const unsigned char* a, const unsigned char* b, unsigned char* r) {
+    const Fields fa = load(a), fb = load(b);
+    if (pick_nan(fa, fb, r)) return;
+    const bool neg = fa.neg != fb.neg;
+    if constexpr (Encoding == 0) {
+      if (is_inf(fa) || is_inf(fb)) {
+        if (is_zero_value(fa) || is_zero_value(fb)) {
+          put_invalid(r);
+        } else {
+          put_inf(r, neg);
+        }
+        return;
+      }
+    }
+#if TLBINARY_HARDWARE
+    if constexpr (kHardware) {
+      if (hardware<Op::mul>(word_of(a), word_of(b), r)) return;
+    }
+#endif
+    round(r, neg, mul(significand(fa), significand(fb)), scale(fa) + scale(fb), false);
+  }
+
+  TLBINARY_HD static void div_op(const unsigned char* a, const unsigned char* b, unsigned char* r) {
+    const Fields fa = load(a), fb = load(b);
+    if (pick_nan(fa, fb, r)) return;
+    const bool neg = fa.neg != fb.neg;
+    if constexpr (Encoding == 0) {
+      if (is_inf(fa)) {
+        if (is_inf(fb)) {
+          put_invalid(r);
+        } else {
+          put_inf(r, neg);
+        }
+        return;
+      }
+      if (is_inf(fb)) {
+        put_zero(r, neg);
+        return;
+      }
+    }
+    const bool za = is_zero_value(fa);
+    if (is_zero_value(fb)) {
+      if (za) {
+        put_invalid(r);
+      } else {
+        put_overflow(r, neg);
+      }
+      return;
+    }
+    if (za) {
+      put_zero(r, neg);
+      return;
+    }
+#if TLBINARY_HARDWARE
+    if constexpr (kHardware) {
+      if (hardware<Op::div>(word_of(a), word_of(b), r)) return;
+    }
+#endif
+    const U x = significand(fa), y = significand(fb);
+    // Scale the dividend so that the quotient has at least F + 2 bits (one below the rounding
+    // position); the remainder is the sticky tail. x << k has at most 2F + 4 bits.
+    const long long k = F + 3 + bit_length(y) - bit_length(x);
+    bool inexact = false;
+    const U q = divide(shift_left(x, k), y, inexact);
+    round(r, neg, q, scale(fa) - scale(fb) - k, inexact);
+  }
+
+  TLBINARY_HD static void negate(const unsigned char* a, unsigned char* r) {
+    for (int i = 0; i < kBytes; ++i) r[i] = a[i];
+    if constexpr (Encoding == 2) {
+      const Fields f = load(a);
+      if (f.exp == 0 && is_zero(f.frac)) return;  // +0 and the NaN stay as they are
+    }
+    r[(E + F) / 8] ^= static_cast<unsigned char>(1U << ((E + F) % 8));
+  }
+
+  TLBINARY_HD static bool equal(const unsigned char* a, const unsigned char* b) {
+    const Fields fa = load(a), fb = load(b);
+    if (is_nan(fa) || is_nan(fb)) return false;
+    if (is_zero_value(fa) && is_zero_value(fb)) return true;
+    for (int i = 0; i < kBytes; ++i)
+      if (a[i] != b[i]) return false;
+    return true;
+  }
+
+  TLBINARY_HD static bool less(const unsigned char* a, const unsigned char* b) {
+    if (!equal(a, b)) {
+      const Fields fa = load(a), fb = load(b);
+      if (is_nan(fa) || is_nan(fb)) return false;
+      if (fa.neg != fb.neg) return fa.neg;
+      // Same sign: compare exponent and fraction from the top, reversed for negatives.
+      int order = fa.exp != fb.exp ? (fa.exp > fb.exp ? 1 : -1) : compare(fa.frac, fb.frac);
+      return fa.neg ? order > 0 : order < 0;
+    }
+    return false;
+  }
+};
+
+}  // namespace tlbinary
+
+template <int E, int F, long long Bias, int Encoding>
+struct TLBinary {
+  unsigned char b[(1 + E + F + 7) / 8]{};
+
+  using Fmt = tlbinary::Format<E, F, Bias, Encoding>;
+
+  TLBINARY_HD TLBinary operator-() const {
+    TLBinary r;
+    Fmt::negate(b, r.b);
+    return r;
+  }
+  TLBINARY_HD TLBinary operator+(const TLBinary& y) const {
+    TLBinary r;
+    Fmt::add_op(b, y.b, false, r.b);
+    return r;
+  }
+  TLBINARY_HD TLBinary operator-(const TLBinary& y) const {
+    TLBinary r;
+    Fmt::add_op(b, y.b, true, r.b);
+    return r;
+  }
+  TLBINARY_HD TLBinary operator*(const TLBinary& y) const {
+    TLBinary r;
+    Fmt::mul_op(b, y.b, r.b);
+    return r;
+  }
+  TLBINARY_HD TLBinary operator/(const TLBinary& y) const {
+    TLBinary r;
+    Fmt::div_op(b, y.b, r.b);
+    return r;
+  }
+  TLBINARY_HD bool operator==(const TLBinary& y) const { return Fmt::equal(b, y.b); }
+  TLBINARY_HD bool operator<(const TLBinary& y) const { return Fmt::less(b, y.b); }
+  TLBINARY_HD bool operator<=(const TLBinary& y) const {
+    return Fmt::less(b, y.b) || Fmt::equal(b, y.b);
+  }
+};
