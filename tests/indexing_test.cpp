@@ -151,7 +151,9 @@ std::vector<uint64_t> random_indices(uint64_t k, uint64_t range, uint64_t seed) 
 class Indexing : public BackendSuite {
  protected:
   void TearDown() override {
-    if (!IsSkipped()) EXPECT_TRUE(set_deterministic(false));
+    if (!IsSkipped()) {
+      EXPECT_TRUE(set_deterministic(false));
+    }
     BackendSuite::TearDown();
   }
 };
