@@ -207,6 +207,8 @@ RuleKind rule_of(const SymbolSpec& spec) {
       starts_with(spec.symbol, "torchlean_cuda_buffer_spectral_conv1d_rfft_")) {
     return RuleKind::sized_op;
   }
+  // Convolution (and pooling): the array checks and one dtype (judge_sized_op, conv block).
+  if (group == "conv-pool") return RuleKind::sized_op;
   return RuleKind::generic;
 }
 
