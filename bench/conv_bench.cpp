@@ -24,6 +24,7 @@
 #include "bench_harness.h"
 #include "kernels/random/random.h"
 #include "runtime/caching_allocator.h"
+#include "runtime/context.h"
 #include "runtime/conv_dispatch.h"
 #include "runtime/conv_geometry.h"
 #include "runtime/plan_cache.h"

@@ -9,7 +9,8 @@
 //     largest count of terms of one result (+2);
 //   * oracle (without a GPU, or with --oracle): the reference backend against a host evaluation
 //     of the spec's formulas in scatter form (each input term added to the outputs it reaches), in
-//     long double, within 1 ULP (both are one rounding of a long double sum).
+//     long double, within 2 g_n(2^-64) M + 1 ULP (both are one rounding of a long double sum; with
+//     cancellation the two long double sums may round to neighbouring float64 values).
 #include <cmath>
 #include <cstdint>
 #include <memory>
@@ -114,7 +115,7 @@ class ConvCase : public ComparedCase {
   Bound bound() const override { return Bound::relative(0, "<= 2 g_n M + u|y|"); }
   std::string oracle_name() const override { return "host scatter form (long double)"; }
   std::string oracle_label() const override { return "ref vs host"; }
-  Bound oracle_bound() const override { return Bound::ulps(1); }
+  Bound oracle_bound() const override { return Bound::relative(0, "<= 2 g_n(2^-64) M + 1 ULP"); }
 
   void make_inputs(uint64_t seed) override {
     const uint64_t key = splitmix64_finalize(seed ^ r_.key);
@@ -178,7 +179,14 @@ class ConvCase : public ComparedCase {
         } else {
           Deviation d;
           d.ulps = ulps_between(g, w, dtype_);
-          d.within = d.ulps <= 1;
+          if (std::isfinite(g) && std::isfinite(w) && w != 0)
+            d.rel = std::fabs(g - w) / std::fabs(w);
+          // Both are long double sums rounded once: they differ by the two sums' errors (at
+          // most g_n(2^-64) M each) carried through the final rounding (one ULP).
+          const double nl = static_cast<double>(terms()) * 0x1p-64;
+          const double m =
+              o < magnitude_.size() && i < magnitude_[o].size() ? magnitude_[o].at(i) : 0.0;
+          d.within = std::fabs(g - w) <= 2 * nl / (1 - nl) * m + ulp_of(dtype_, w);
           stats.record(d, [&] {
             return "output " + std::to_string(o) + " element " + std::to_string(i) + ": " +
                    number(g, dtype_) + ", host " + number(w, dtype_);
@@ -366,20 +374,30 @@ class ConvCase : public ComparedCase {
 };
 
 CaseList make_conv_cases(const Options&) {
-  // Fixed-layout geometries: {in, k, s, p, cin, cout}.
+  // Fixed-layout geometries: in, k, s, p, cin, cout.
+  auto fixed_recipe = [](Dims in, Dims k, Dims s, Dims p, uint64_t cin, uint64_t cout) {
+    Recipe r;
+    r.in = std::move(in);
+    r.k = std::move(k);
+    r.s = std::move(s);
+    r.p = std::move(p);
+    r.cin = cin;
+    r.cout = cout;
+    return r;
+  };
   const std::vector<Recipe> fixed{
-      {{37}, {3}, {1}, {1}, 4, 5},
-      {{40}, {2}, {5}, {0}, 3, 2},               // stride > kernel
-      {{3}, {7}, {1}, {3}, 2, 3},                // kernel larger than the input
-      {{9}, {3}, {2}, {1}, 0, 3},                // zero input channels: bias broadcast
-      {{0}, {1}, {1}, {1}, 2, 3},                // empty extent with padding
-      {{5}, {3}, {1}, {0}, 2, 0},                // zero output channels
-      {{15, 13}, {3, 3}, {1, 1}, {1, 1}, 6, 8},  // padding = kernel/2
-      {{11, 12}, {4, 2}, {3, 2}, {2, 1}, 3, 4},  // stride > 1, padding
-      {{2, 3}, {5, 5}, {1, 1}, {2, 2}, 2, 2},    // kernel larger than the input
-      {{7, 6, 5}, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, 3, 4},
-      {{6, 6, 6}, {2, 2, 2}, {3, 2, 2}, {0, 1, 0}, 2, 5},
-      {{28, 28}, {3, 3}, {1, 1}, {1, 1}, 16, 32}};
+      fixed_recipe({37}, {3}, {1}, {1}, 4, 5),
+      fixed_recipe({40}, {2}, {5}, {0}, 3, 2),               // stride > kernel
+      fixed_recipe({3}, {7}, {1}, {3}, 2, 3),                // kernel larger than the input
+      fixed_recipe({9}, {3}, {2}, {1}, 0, 3),                // zero input channels: bias
+      fixed_recipe({0}, {1}, {1}, {1}, 2, 3),                // empty extent with padding
+      fixed_recipe({5}, {3}, {1}, {0}, 2, 0),                // zero output channels
+      fixed_recipe({15, 13}, {3, 3}, {1, 1}, {1, 1}, 6, 8),  // padding = kernel/2
+      fixed_recipe({11, 12}, {4, 2}, {3, 2}, {2, 1}, 3, 4),  // stride > 1, padding
+      fixed_recipe({2, 3}, {5, 5}, {1, 1}, {2, 2}, 2, 2),    // kernel larger than the input
+      fixed_recipe({7, 6, 5}, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, 3, 4),
+      fixed_recipe({6, 6, 6}, {2, 2, 2}, {3, 2, 2}, {0, 1, 0}, 2, 5),
+      fixed_recipe({28, 28}, {3, 3}, {1, 1}, {1, 1}, 16, 32)};
   // conv_io geometries: also lead, after, dil, groups.
   std::vector<Recipe> io;
   auto add_io = [&](Dims lead, uint64_t cin, uint64_t cout, uint64_t groups, Dims in, Dims k,
