@@ -120,8 +120,8 @@ struct ConvCudnnPlan {
 // True when this build has cudnn-frontend (otherwise the plans are always empty).
 bool conv_cudnn_available();
 // Builds the plan (heuristics mode A, then the fallback list) for the packed geometry s
-// (s.kernel_cols == cin / groups). Returns an empty plan when no engine supports it; throws
-// tlrt::Error(library) on other failures.
+// (s.kernel_cols == cin / groups). Returns an empty plan when no engine within the policy builds
+// (any failure of the frontend while building counts as that; TLRT_CONV_DEBUG=1 prints it).
 ConvCudnnPlan conv_cudnn_plan_create(const ConvShape& s, ConvPass pass, ConvPlanPolicy policy,
                                      cudnnContext* handle, const char* op);
 void conv_cudnn_plan_destroy(ConvCudnnPlan& plan);

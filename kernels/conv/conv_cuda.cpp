@@ -20,6 +20,7 @@
 // frontend's reason on stderr.
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -101,9 +102,10 @@ bool conv_cudnn_available() {
   return true;
 }
 
-ConvCudnnPlan conv_cudnn_plan_create(const ConvShape& s, ConvPass pass, ConvPlanPolicy policy,
-                                     cudnnContext* handle, const char* op) {
-  (void)op;
+namespace {
+
+ConvCudnnPlan build_plan(const ConvShape& s, ConvPass pass, ConvPlanPolicy policy,
+                         cudnnContext* handle) {
   auto graph = std::make_shared<fe::graph::Graph>();
   const fe::DataType_t type = policy.f64 ? fe::DataType_t::DOUBLE : fe::DataType_t::FLOAT;
   graph->set_io_data_type(type).set_intermediate_data_type(type).set_compute_data_type(type);
@@ -175,6 +177,24 @@ ConvCudnnPlan conv_cudnn_plan_create(const ConvShape& s, ConvPass pass, ConvPlan
   plan.graph = new ConvCudnnGraph{std::move(graph)};
   plan.workspace_bytes = workspace > 0 ? static_cast<uint64_t>(workspace) : 0;
   return plan;
+}
+
+}  // namespace
+
+ConvCudnnPlan conv_cudnn_plan_create(const ConvShape& s, ConvPass pass, ConvPlanPolicy policy,
+                                     cudnnContext* handle, const char* op) {
+  (void)op;
+  try {
+    return build_plan(s, pass, policy, handle);
+  } catch (const std::exception& e) {
+    // The frontend reports most failures by status; anything it throws while building means no
+    // plan for this geometry as well.
+    if (debug_wanted()) {
+      std::fprintf(stderr, "tlrt: conv: no cuDNN plan for pass %d (rank %u): %s\n",
+                   static_cast<int>(pass), s.rank, e.what());
+    }
+    return ConvCudnnPlan{};
+  }
 }
 
 void conv_cudnn_plan_destroy(ConvCudnnPlan& plan) {
