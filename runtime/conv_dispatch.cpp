@@ -3,6 +3,7 @@
 #include <atomic>
 #include <cstring>
 #include <mutex>
+#include <optional>
 #include <string>
 
 #include "kernels/conv/conv.h"
@@ -123,48 +124,83 @@ bool cudnn_wanted() {
   return kernels::conv_cudnn_available() && setting_enabled(Setting::cudnn_enabled);
 }
 
-// Runs one pass of the packed-or-dense geometry s on the device: cuDNN when it has a plan for the
-// packed geometry, else the direct kernels. fprop: a = x, b = w; dgrad: a = dy, b = w; wgrad:
-// a = x, b = dy. A bias (fprop, dgrad) is added to the result.
+using PlanLease =
+    cuda::DevicePlanCaches<ConvKey, kernels::ConvCudnnPlan, ConvKeyHash>::Cache::Lease;
+
+// One pass on cuDNN: false (nothing queued) when cuDNN has no plan for the geometry. Unequal pre
+// and post padding (conv_io's fprop) is given to cuDNN as such first; without an engine for it,
+// the input is zero-padded into a workspace and the pass runs unpadded on that copy.
+template <class T>
+bool cudnn_pass(ConvPass pass, const ConvShape& s, const T* a, const T* b, const T* bias, T* out,
+                Backend backend, CUstream_st* stream, const char* op) {
+  ConvShape packed = s;
+  packed.kernel_cols = s.cin_group();
+  kernels::ConvPlanPolicy policy;
+  policy.f64 = sizeof(T) == 8;
+  policy.deterministic = setting_enabled(Setting::deterministic);
+  policy.tf32 = !policy.f64 && setting_enabled(Setting::conv_tf32);
+  const uint32_t device = selected_device();
+  std::lock_guard<std::mutex> exec(g_cudnn_exec);
+  cudnnContext* handle = cuda::cudnn_handle(device);
+  auto plan_for = [&](const ConvShape& shape) {
+    return g_conv_plans.on(device).acquire(
+        ConvKey{device, pass, policy, shape}, [&](const ConvKey& key) {
+          return kernels::conv_cudnn_plan_create(key.s, key.pass, key.policy, handle, op);
+        });
+  };
+  std::optional<PlanLease> lease;
+  lease.emplace(plan_for(packed));
+  bool asymmetric = false;
+  for (int a = 0; a < kernels::kConvAxes; ++a) asymmetric = asymmetric || s.pre[a] != s.post[a];
+  bool padded_copy = false;
+  if ((*lease)->graph == nullptr) {
+    lease->used();
+    lease.reset();
+    if (pass != ConvPass::fprop || !asymmetric) return false;
+    lease.emplace(plan_for(kernels::conv_padded_shape(packed)));
+    if ((*lease)->graph == nullptr) {
+      lease->used();
+      return false;
+    }
+    padded_copy = true;
+  }
+  const ConvShape padded = kernels::conv_padded_shape(s);
+  Workspace pad(backend, padded_copy ? s.batch * s.cin * padded.in_volume() * sizeof(T) : 0, op);
+  const T* input = a;
+  if (padded_copy) {
+    kernels::conv_pad_input_cuda(s, a, static_cast<T*>(pad.data()), stream);
+    input = static_cast<const T*>(pad.data());
+  }
+  const T* weights = b;
+  const uint64_t packed_bytes = s.dense_kernel() && pass != ConvPass::wgrad
+                                    ? s.cout * s.cin_group() * s.k_volume() * sizeof(T)
+                                    : 0;
+  Workspace pack(backend, packed_bytes, op);
+  if (packed_bytes != 0) {
+    kernels::conv_pack_groups_cuda(b, s.cout, s.cin, s.groups, s.k_volume(),
+                                   static_cast<T*>(pack.data()), stream);
+    weights = static_cast<const T*>(pack.data());
+  }
+  Workspace work(backend, (*lease)->workspace_bytes, op);
+  kernels::conv_cudnn_execute(**lease, handle, input, weights, out, work.data(), op);
+  lease->used();
+  if (bias != nullptr) {
+    const bool dgrad = pass == ConvPass::dgrad;
+    kernels::conv_bias_add_cuda(bias, s.batch, dgrad ? s.cin : s.cout,
+                                dgrad ? s.in_volume() : s.out_volume(), out, stream);
+  }
+  return true;
+}
+
+// Runs one pass of the packed-or-dense geometry s on the device: cuDNN when it has a plan, else
+// the direct kernels. fprop: a = x, b = w; dgrad: a = dy, b = w; wgrad: a = x, b = dy. A bias
+// (fprop, dgrad) is added to the result.
 template <class T>
 void run_pass(ConvPass pass, const ConvShape& s, const T* a, const T* b, const T* bias, T* out,
               Backend backend, CUstream_st* stream, const char* op) {
-  const uint64_t out_channels = pass == ConvPass::dgrad ? s.cin : s.cout;
-  const uint64_t out_volume = pass == ConvPass::dgrad ? s.in_volume() : s.out_volume();
-  if (cudnn_wanted()) {
-    ConvShape packed = s;
-    packed.kernel_cols = s.cin_group();
-    kernels::ConvPlanPolicy policy;
-    policy.f64 = sizeof(T) == 8;
-    policy.deterministic = setting_enabled(Setting::deterministic);
-    policy.tf32 = !policy.f64 && setting_enabled(Setting::conv_tf32);
-    const uint32_t device = selected_device();
-    std::lock_guard<std::mutex> exec(g_cudnn_exec);
-    cudnnContext* handle = cuda::cudnn_handle(device);
-    auto lease = g_conv_plans.on(device).acquire(
-        ConvKey{device, pass, policy, packed}, [&](const ConvKey& key) {
-          return kernels::conv_cudnn_plan_create(key.s, key.pass, key.policy, handle, op);
-        });
-    if (lease->graph != nullptr) {
-      const T* weights = b;
-      const uint64_t packed_bytes =
-          s.dense_kernel() ? s.cout * s.cin_group() * s.k_volume() * sizeof(T) : 0;
-      Workspace pack(backend, packed_bytes, op);
-      if (s.dense_kernel() && pass != ConvPass::wgrad) {
-        kernels::conv_pack_groups_cuda(b, s.cout, s.cin, s.groups, s.k_volume(),
-                                       static_cast<T*>(pack.data()), stream);
-        weights = static_cast<const T*>(pack.data());
-      }
-      Workspace work(backend, lease->workspace_bytes, op);
-      kernels::conv_cudnn_execute(*lease, handle, a, weights, out, work.data(), op);
-      lease.used();
-      if (bias != nullptr) {
-        kernels::conv_bias_add_cuda(bias, s.batch, out_channels, out_volume, out, stream);
-      }
-      g_cudnn_passes.fetch_add(1, std::memory_order_relaxed);
-      return;
-    }
-    lease.used();
+  if (cudnn_wanted() && cudnn_pass(pass, s, a, b, bias, out, backend, stream, op)) {
+    g_cudnn_passes.fetch_add(1, std::memory_order_relaxed);
+    return;
   }
   switch (pass) {
     case ConvPass::fprop:

@@ -10,7 +10,8 @@
 // deterministic setting, no TF32 unless Setting::conv_tf32) when the build has the frontend and
 // Setting::cudnn_enabled is on; the own direct kernels of kernels/conv where cuDNN offers no engine
 // for a geometry (and with cuDNN off). Bias add, bias gradient, group packing and zero fills are
-// own kernels.
+// own kernels. conv_io's unequal before / after padding is given to cuDNN as pre / post padding;
+// where no engine takes it, the input is zero-padded into a workspace and run unpadded (a copy).
 #pragma once
 
 #include <cstdint>

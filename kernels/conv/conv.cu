@@ -249,7 +249,49 @@ __global__ void pack_groups_kernel(const T* __restrict__ dense, uint64_t cin, ui
   }
 }
 
+template <class T>
+__global__ void pad_input_kernel(Geo g, const T* __restrict__ x, T* __restrict__ xp, uint64_t p0,
+                                 uint64_t p1, uint64_t p2, uint64_t total) {
+  for (uint64_t idx = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x; idx < total;
+       idx += uint64_t{gridDim.x} * blockDim.x) {
+    uint64_t t = idx;
+    const uint64_t a2 = t % p2;
+    t /= p2;
+    const uint64_t a1 = t % p1;
+    t /= p1;
+    const uint64_t a0 = t % p0;
+    const uint64_t plane = t / p0;
+    T v = T(0);
+    if (a0 >= g.pre[0] && a0 - g.pre[0] < g.in[0] && a1 >= g.pre[1] && a1 - g.pre[1] < g.in[1] &&
+        a2 >= g.pre[2] && a2 - g.pre[2] < g.in[2]) {
+      v = x[plane * g.in_vol + ((a0 - g.pre[0]) * g.in[1] + (a1 - g.pre[1])) * g.in[2] +
+            (a2 - g.pre[2])];
+    }
+    xp[idx] = v;
+  }
+}
+
 }  // namespace
+
+ConvShape conv_padded_shape(const ConvShape& s) {
+  ConvShape p = s;
+  for (int a = 0; a < kConvAxes; ++a) {
+    p.in[a] = s.in[a] + s.pre[a] + s.post[a];
+    p.pre[a] = 0;
+    p.post[a] = 0;
+  }
+  return p;
+}
+
+template <class T>
+void conv_pad_input_cuda(const ConvShape& s, const T* x, T* xp, CUstream_st* stream) {
+  const ConvShape p = conv_padded_shape(s);
+  const uint64_t total = s.batch * s.cin * p.in_volume();
+  if (total == 0) return;
+  pad_input_kernel<T><<<grid_for(total, kThreads), kThreads, 0, stream>>>(geo_of(s), x, xp, p.in[0],
+                                                                          p.in[1], p.in[2], total);
+  check_launch("conv input padding");
+}
 
 template <class T>
 void conv_fprop_direct_cuda(const ConvShape& s, const T* x, const T* w, const T* bias, T* y,
@@ -331,7 +373,8 @@ void conv_pack_groups_cuda(const T* dense, uint64_t cout, uint64_t cin, uint64_t
   template void conv_bias_fill_cuda<T>(const T*, uint64_t, uint64_t, uint64_t, T*, CUstream_st*);  \
   template void conv_bias_add_cuda<T>(const T*, uint64_t, uint64_t, uint64_t, T*, CUstream_st*);   \
   template void conv_pack_groups_cuda<T>(const T*, uint64_t, uint64_t, uint64_t, uint64_t, T*,     \
-                                         CUstream_st*);
+                                         CUstream_st*);                                            \
+  template void conv_pad_input_cuda<T>(const ConvShape&, const T*, T*, CUstream_st*);
 TLRT_CONV_CUDA(float)
 TLRT_CONV_CUDA(double)
 #undef TLRT_CONV_CUDA

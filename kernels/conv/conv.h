@@ -97,6 +97,13 @@ template <class T>
 void conv_pack_groups_cuda(const T* dense, uint64_t cout, uint64_t cin, uint64_t groups,
                            uint64_t kvol, T* packed, CUstream_st* stream);
 
+// The input zero-padded explicitly: xp (batch, cin, in + pre + post ...) from x; the fprop of s
+// equals the fprop of padded_shape(s) on xp. Used only when cuDNN has no engine for unequal pre
+// and post padding.
+ConvShape conv_padded_shape(const ConvShape& s);
+template <class T>
+void conv_pad_input_cuda(const ConvShape& s, const T* x, T* xp, CUstream_st* stream);
+
 // ---- cuDNN through cudnn-frontend (kernels/conv/conv_cuda.cpp), builds with the frontend only.
 enum class ConvPass : uint8_t { fprop = 0, dgrad = 1, wgrad = 2 };
 
