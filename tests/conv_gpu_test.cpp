@@ -3,9 +3,9 @@
 // the input, conv_io with groups, dilation, asymmetric padding and batch) within the bound of
 // docs/NUMERICS.md ("Convolution"): |cuda - ref| <= 2 gamma_{n+1} * (the same convolution of the
 // absolute values), n the terms per result; ten runs under the deterministic setting giving
-// identical bits; a second identical call creating no plan (the plan cache); and both paths
-// (cuDNN with the cudnn_enabled setting on, the own direct kernels with it off). Without a device
-// every test skips with a visible reason.
+// identical bits; float32 single products exact (no TF32); a second identical call creating no
+// plan (the plan cache); and both paths (cuDNN with the cudnn_enabled setting on, the own direct
+// kernels with it off). Without a device every test skips with a visible reason.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -242,6 +242,27 @@ TEST_F(ConvGpu, ConvIoMatchesTheReference) {
     check_io<float>({4, 16, 28, 28}, {32, 16, 3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, 1, 14);
     check_io<double>({2, 3, 4, 9}, {6, 3, 3}, {2}, {0}, {2}, {3}, 1, 15);
   }
+}
+
+// One input channel and a 1 x 1 kernel: every result is the single product fl(w x) (bias 0), which
+// float32 gives exactly; a TF32 engine (inputs rounded to 10-bit mantissas) would not. Run on the
+// cuDNN path (default settings: TF32 off) for the fixed-layout forward and conv_io.
+TEST_F(ConvGpu, Float32IsNotRoundedToTf32) {
+  const Fixed f{{64, 64}, {1, 1}, {1, 1}, {0, 0}, 1, 8};
+  const auto x = random_values<float>(64 * 64, 21), w = random_values<float>(8, 22);
+  const std::vector<float> b(8, 0.0f);
+  const Parts cuda = run_fixed<float>(Backend::cuda, f, false, false, x, w, b);
+  const Parts ref = run_fixed<float>(Backend::reference, f, false, false, x, w, b);
+  EXPECT_TRUE(same_bits(download<float>(*cuda[0]), download<float>(*ref[0])));
+  const tlrt::ConvIoGeometry g =
+      tlrt::conv_io_geometry({4, 1, 32, 32}, {8, 1, 1, 1}, {1, 1}, {0, 0}, {0, 0}, {1, 1}, 1,
+                             "test");
+  const auto xi = random_values<float>(4 * 32 * 32, 23);
+  auto run = [&](Backend backend) {
+    auto bx = upload(backend, xi), bw = upload(backend, w), bb = upload(backend, b);
+    return download<float>(*tlrt::conv_io(*bx, *bw, *bb, g, "test"));
+  };
+  EXPECT_TRUE(same_bits(run(Backend::cuda), run(Backend::reference)));
 }
 
 TEST_F(ConvGpu, SecondIdenticalCallCreatesNoPlan) {
