@@ -306,3 +306,24 @@ PURE_OBJ(torchlean_cuda_smooth_maxpool_fwd,
 PURE_OBJ(torchlean_cuda_smooth_maxpool_bwd,
          (b_lean_obj_arg input, b_lean_obj_arg gradOutput, double beta, b_lean_obj_arg inSpatial,
           b_lean_obj_arg kernel, b_lean_obj_arg stride, b_lean_obj_arg padding, uint32_t channels))
+/* ---- conv */
+PURE_OBJ(torchlean_cuda_conv_fwd,
+         (b_lean_obj_arg input, b_lean_obj_arg kernel, b_lean_obj_arg bias,
+          b_lean_obj_arg inSpatial, b_lean_obj_arg kernelSpatial, b_lean_obj_arg stride,
+          b_lean_obj_arg padding, uint32_t inC, uint32_t outC))
+PURE_OBJ(torchlean_cuda_conv_bwd,
+         (b_lean_obj_arg input, b_lean_obj_arg kernel, b_lean_obj_arg gradOutput,
+          b_lean_obj_arg inSpatial, b_lean_obj_arg kernelSpatial, b_lean_obj_arg stride,
+          b_lean_obj_arg padding, uint32_t inC, uint32_t outC))
+PURE_OBJ(torchlean_cuda_convtranspose_fwd,
+         (b_lean_obj_arg input, b_lean_obj_arg kernel, b_lean_obj_arg bias,
+          b_lean_obj_arg inSpatial, b_lean_obj_arg kernelSpatial, b_lean_obj_arg stride,
+          b_lean_obj_arg padding, uint32_t inC, uint32_t outC))
+PURE_OBJ(torchlean_cuda_convtranspose_bwd,
+         (b_lean_obj_arg input, b_lean_obj_arg kernel, b_lean_obj_arg gradOutput,
+          b_lean_obj_arg inSpatial, b_lean_obj_arg kernelSpatial, b_lean_obj_arg stride,
+          b_lean_obj_arg padding, uint32_t inC, uint32_t outC))
+IO_OBJ(torchlean_cuda_buffer_conv_io,
+       (b_lean_obj_arg input, b_lean_obj_arg kernel, b_lean_obj_arg bias, b_lean_obj_arg inputDims,
+        b_lean_obj_arg kernelDims, b_lean_obj_arg stride, b_lean_obj_arg paddingBefore,
+        b_lean_obj_arg paddingAfter, b_lean_obj_arg dilation, uint32_t groups))

@@ -41,6 +41,12 @@ if(TLRT_HAVE_CUDNN AND TLRT_CUDNN_FRONTEND_INCLUDE_DIR)
   add_library(tlrt::cudnn_frontend INTERFACE IMPORTED)
   set_target_properties(tlrt::cudnn_frontend PROPERTIES
                         INTERFACE_INCLUDE_DIRECTORIES "${TLRT_CUDNN_FRONTEND_INCLUDE_DIR}")
+  # The frontend's engine interface (experimental/nvrtc_shim.h, pulled in by cudnn_frontend.h)
+  # calls NVRTC directly unless it loads every library dynamically: a translation unit that
+  # includes the frontend needs libnvrtc at link time.
+  if(TARGET CUDA::nvrtc)
+    set_property(TARGET tlrt::cudnn_frontend APPEND PROPERTY INTERFACE_LINK_LIBRARIES CUDA::nvrtc)
+  endif()
   message(STATUS "tlrt: cudnn-frontend headers ${TLRT_CUDNN_FRONTEND_INCLUDE_DIR}")
 else()
   message(STATUS "tlrt: cudnn-frontend not found (scripts/install-deps.sh puts it in .deps/)")

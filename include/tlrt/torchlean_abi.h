@@ -289,6 +289,30 @@ TLRT_EXPORT lean_obj_res torchlean_cuda_buffer_spectral_conv1d_rfft_fwd(
 TLRT_EXPORT lean_obj_res torchlean_cuda_buffer_spectral_conv1d_rfft_bwd(
     b_lean_obj_arg x, b_lean_obj_arg wRe, b_lean_obj_arg wIm, b_lean_obj_arg dY, uint32_t grid,
     uint32_t width, uint32_t modes);
+/* ---- conv: convolution (SPEC-ops 14.1, 14.2, 14.6) */
+TLRT_EXPORT lean_obj_res torchlean_cuda_conv_fwd(b_lean_obj_arg input, b_lean_obj_arg kernel,
+                                                 b_lean_obj_arg bias, b_lean_obj_arg inSpatial,
+                                                 b_lean_obj_arg kernelSpatial,
+                                                 b_lean_obj_arg stride, b_lean_obj_arg padding,
+                                                 uint32_t inC, uint32_t outC);
+TLRT_EXPORT lean_obj_res torchlean_cuda_conv_bwd(b_lean_obj_arg input, b_lean_obj_arg kernel,
+                                                 b_lean_obj_arg gradOutput,
+                                                 b_lean_obj_arg inSpatial,
+                                                 b_lean_obj_arg kernelSpatial,
+                                                 b_lean_obj_arg stride, b_lean_obj_arg padding,
+                                                 uint32_t inC, uint32_t outC);
+TLRT_EXPORT lean_obj_res torchlean_cuda_convtranspose_fwd(
+    b_lean_obj_arg input, b_lean_obj_arg kernel, b_lean_obj_arg bias, b_lean_obj_arg inSpatial,
+    b_lean_obj_arg kernelSpatial, b_lean_obj_arg stride, b_lean_obj_arg padding, uint32_t inC,
+    uint32_t outC);
+TLRT_EXPORT lean_obj_res torchlean_cuda_convtranspose_bwd(
+    b_lean_obj_arg input, b_lean_obj_arg kernel, b_lean_obj_arg gradOutput,
+    b_lean_obj_arg inSpatial, b_lean_obj_arg kernelSpatial, b_lean_obj_arg stride,
+    b_lean_obj_arg padding, uint32_t inC, uint32_t outC);
+TLRT_EXPORT lean_obj_res torchlean_cuda_buffer_conv_io(
+    b_lean_obj_arg input, b_lean_obj_arg kernel, b_lean_obj_arg bias, b_lean_obj_arg inputDims,
+    b_lean_obj_arg kernelDims, b_lean_obj_arg stride, b_lean_obj_arg paddingBefore,
+    b_lean_obj_arg paddingAfter, b_lean_obj_arg dilation, uint32_t groups);
 
 /* ---- pool: max, average and smooth max pooling (SPEC-ops 14.1, 14.3-14.5) */
 TLRT_EXPORT lean_obj_res torchlean_cuda_maxpool_fwd(b_lean_obj_arg input, b_lean_obj_arg inSpatial,

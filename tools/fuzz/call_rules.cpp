@@ -367,6 +367,40 @@ void judge_sized_op(const CallPlan& plan, const RuleContext& c, Verdict& v, Judg
     return result(backward ? in_count : out_count, dt, backward ? 3 : 1);
   }
   // ---- end pool --------------------------------------------------------------------------------
+  // ---- conv: conv_fwd, conv_bwd, convtranspose_fwd, convtranspose_bwd, buffer_conv_io ----------
+  // The plan keeps each array's length, not its entries, so only the array rules are decided:
+  // a malformed array, a spatial rank outside 1..3 or arrays of unequal lengths fail (a panic for
+  // the fixed-layout symbols, an IO error for conv_io), and so does groups = 0; whether a
+  // well-formed call succeeds depends on the entries (extents, kernel, stride), so it is `either`.
+  // The backward results are triples of unequal sizes: check_result_shape stays off.
+  if (op == "cuda_conv_fwd" || op == "cuda_conv_bwd" || op == "cuda_convtranspose_fwd" ||
+      op == "cuda_convtranspose_bwd") {
+    for (const char* a : {"inSpatial", "kernelSpatial", "stride", "padding"}) {
+      if (!array_ok(a)) return v.failure("a geometry array is not a well-formed Array Nat");
+    }
+    const uint64_t rank = arg("inSpatial")->length;
+    if (rank < 1 || rank > 3) return v.failure("spatial rank must be one, two, or three");
+    for (const char* a : {"kernelSpatial", "stride", "padding"}) {
+      if (arg(a)->length != rank) return v.failure("array rank mismatch");
+    }
+    return v.either("validity depends on the geometry entries");
+  }
+  if (op == "conv_io") {
+    for (const char* a :
+         {"inputDims", "kernelDims", "stride", "paddingBefore", "paddingAfter", "dilation"}) {
+      if (!array_ok(a)) return v.failure("a geometry array is not a well-formed Array Nat");
+    }
+    const uint64_t rank = arg("stride")->length;
+    if (rank < 1 || rank > 3) return v.failure("spatial rank must be one, two, or three");
+    if (arg("inputDims")->length < rank + 1 || arg("kernelDims")->length != rank + 2 ||
+        arg("paddingBefore")->length != rank || arg("paddingAfter")->length != rank ||
+        arg("dilation")->length != rank) {
+      return v.failure("rank mismatch");
+    }
+    if (u32("groups") == 0) return v.failure("invalid channel groups");
+    return v.either("validity depends on the geometry entries");
+  }
+  // ---- end conv --------------------------------------------------------------------------------
   v.either("needs the values of an axis map");
 }
 

@@ -207,11 +207,9 @@ RuleKind rule_of(const SymbolSpec& spec) {
       starts_with(spec.symbol, "torchlean_cuda_buffer_spectral_conv1d_rfft_")) {
     return RuleKind::sized_op;
   }
-  // The pooling symbols of group conv-pool (the convolutions keep the generic rules).
-  if (group == "conv-pool" && spec.symbol != nullptr &&
-      std::string(spec.symbol).find("pool_") != std::string::npos) {
-    return RuleKind::sized_op;
-  }
+  // Group conv-pool: convolution and pooling, the array checks and one dtype (judge_sized_op, their
+  // blocks).
+  if (group == "conv-pool") return RuleKind::sized_op;
   return RuleKind::generic;
 }
 
