@@ -3,7 +3,7 @@
 // cuda pass through NVRTC. Sources are written in the Lean generator's dialects (10.7): the fixed
 // entry text, checked reads, native round-to-nearest intrinsics, bit-pattern literals, guarded
 // index division and remainder, counted loops, branches; the configured dialect through
-// kernel_run_bytes format 2 (skipped while the embedded torchlean_binary.cuh lacks TLBinary).
+// kernel_run_bytes format 2 and kernel_run_encoded (encoded buffers in and out).
 // Failure paths: formats and widths, input extents, released / float64 / encoded inputs, sources
 // over 16 MiB, compile errors with the log, out-of-range reads with the exact message and no
 // buffer or counter change, compile at count = 0, eviction after 17 distinct sources.
@@ -19,7 +19,6 @@
 
 #include "abi/boundary.h"
 #include "abi_test_support.h"
-#include "kernels/binary/binary_header.h"
 #include "nvrtc_sources.h"
 
 using namespace abi_test;
@@ -116,10 +115,6 @@ std::vector<float> sample_floats(size_t n, uint32_t seed) {
 
 bool same_f32(float a, float b) {
   return bits32(a) == bits32(b) || (std::isnan(a) && std::isnan(b));
-}
-
-bool configured_header_present() {
-  return tlrt::kernels::torchlean_binary_header().find("TLBinary") != std::string_view::npos;
 }
 
 class Nvrtc : public BackendSuite {};
@@ -526,9 +521,6 @@ std::string configured_source(int e, int f, long long bias, int enc, size_t inpu
 }
 
 TEST_F(Nvrtc, ConfiguredBinary16AddMulAndBranch) {
-  if (!configured_header_present()) {
-    GTEST_SKIP() << "the embedded torchlean_binary.cuh is the placeholder (no TLBinary yet)";
-  }
   // binary16: 1.0 = 0x3C00, 2.0 = 0x4000, 3.0 = 0x4200, 0.5 = 0x3800, 6.0 = 0x4600.
   const std::string body = read("scalar", 0, "index", "v1") + read("scalar", 1, "index", "v2") +
                            "scalar v3 = tl_add(v1, v2);\n"
@@ -545,9 +537,6 @@ TEST_F(Nvrtc, ConfiguredBinary16AddMulAndBranch) {
 }
 
 TEST_F(Nvrtc, ConfiguredWideWordsAndOddWidth) {
-  if (!configured_header_present()) {
-    GTEST_SKIP() << "the embedded torchlean_binary.cuh is the placeholder (no TLBinary yet)";
-  }
   // E 8, F 15 (3-byte words, IEEE encoding): 1.0 has exponent field 127 -> bits 0x3F8000.
   const std::string body = read("scalar", 0, "index", "v1") + "scalar v2 = tl_add(v1, v1);\n";
   const std::string src = configured_source(8, 15, 127, 0, 1, body, "v2");
@@ -560,4 +549,113 @@ TEST_F(Nvrtc, ConfiguredWideWordsAndOddWidth) {
   Io bad = run_bytes(src, 2, 3, {std::vector<uint8_t>(7)}, 1);
   ASSERT_FALSE(bad.ok);
   EXPECT_NE(bad.message.find("kernel: invalid input byte extent"), std::string::npos);
+}
+
+// ---- configured dialect on encoded buffers (kernel_run_encoded)
+// ------------------------------------
+
+namespace {
+
+// A stand-in for a FloatFormat: any constructor object (the runtime never reads its fields).
+Obj make_format() {
+  lean_object* f = lean_alloc_ctor(0, 2, 0);
+  lean_ctor_set(f, 0, lean_box(5));
+  lean_ctor_set(f, 1, lean_box(10));
+  return Obj(f);
+}
+
+Obj encoded(const std::vector<uint8_t>& bytes, const Obj& format, uint64_t width) {
+  Io io =
+      take_io(torchlean_cuda_buffer_of_encoded_io(byte_array(bytes).get(), format.get(), width));
+  EXPECT_TRUE(io.ok) << io.message;
+  return std::move(io.value);
+}
+
+std::vector<uint8_t> encoded_bytes(lean_object* buffer) {
+  Io io = take_io(torchlean_cuda_buffer_to_encoded_io(buffer));
+  EXPECT_TRUE(io.ok) << io.message;
+  return io.ok ? bytes_of(io.value.get()) : std::vector<uint8_t>{};
+}
+
+lean_object* run_encoded(const std::string& source, const std::vector<const Obj*>& inputs,
+                         const Obj& format, uint64_t width, uint64_t count) {
+  Obj text = lean_text(source);
+  Obj arr = array_of(inputs);
+  return torchlean_kernel_run_encoded(text.get(), arr.get(), format.get(), width, count);
+}
+
+// binary16 (a + b) * 2 with a branch on a < b, as ConfiguredBinary16AddMulAndBranch.
+std::string binary16_add_mul() {
+  const std::string body = read("scalar", 0, "index", "v1") + read("scalar", 1, "index", "v2") +
+                           "scalar v3 = tl_add(v1, v2);\n"
+                           "scalar v4 = tl_mul(v3, scalar{{0, 64}});\n"
+                           "scalar v5;\nif (v1 < v2) {\nv5 = v4;\n} else {\nv5 = (-v4);\n}\n";
+  return configured_source(5, 10, 15, 0, 2, body, "v5");
+}
+
+}  // namespace
+
+TEST_F(Nvrtc, EncodedRunGivesAFreshEncodedBufferRetainingTheFormat) {
+  Obj format = make_format();
+  Obj a = encoded(bytes_from(std::vector<uint16_t>{0x3C00, 0x4000, 0x3800}), format, 2);
+  Obj b = encoded(bytes_from(std::vector<uint16_t>{0x4000, 0x3C00, 0x3800}), format, 2);
+  const std::string src = binary16_add_mul();
+  Obj r(run_encoded(src, {&a, &b}, format, 2, 3));
+  EXPECT_EQ(torchlean_cuda_buffer_size(r.get()), 3u);
+  EXPECT_EQ(from_bytes<uint16_t>(encoded_bytes(r.get())),
+            (std::vector<uint16_t>{0x4600, 0xC600, 0xC000}));
+  Obj some(torchlean_cuda_buffer_format(r.get()));
+  ASSERT_FALSE(lean_is_scalar(some.get()));
+  EXPECT_EQ(lean_ctor_get(some.get(), 0), format.get());
+  // One fresh buffer of 3 two-byte words, never an input; the inputs are unchanged.
+  expect_fresh_result("kernel_run_encoded",
+                      [&] {
+                        return run_encoded(src, {&a, &b}, format, 2, 3);
+                      },
+                      fresh_buffer(6), {a.get(), b.get()});
+  EXPECT_EQ(from_bytes<uint16_t>(encoded_bytes(a.get())),
+            (std::vector<uint16_t>{0x3C00, 0x4000, 0x3800}));
+  // count = 0: an empty encoded buffer with the format, no payload.
+  Obj empty(run_encoded(src, {&a, &b}, format, 2, 0));
+  EXPECT_EQ(torchlean_cuda_buffer_size(empty.get()), 0u);
+  Obj some_empty(torchlean_cuda_buffer_format(empty.get()));
+  EXPECT_FALSE(lean_is_scalar(some_empty.get()));
+  EXPECT_TRUE(encoded_bytes(empty.get()).empty());
+}
+
+// The format is retained once by the result and dropped once when the result goes.
+TEST_F(Nvrtc, EncodedRunRetainsTheFormatOnce) {
+  Obj format = make_format();
+  Obj a = encoded(bytes_from(std::vector<uint16_t>{0x3C00}), format, 2);
+  Obj b = encoded(bytes_from(std::vector<uint16_t>{0x3C00}), format, 2);
+  const int before = format.get()->m_rc;
+  Obj r(run_encoded(binary16_add_mul(), {&a, &b}, format, 2, 1));
+  EXPECT_EQ(format.get()->m_rc, before + 1);
+  r.reset();
+  EXPECT_EQ(format.get()->m_rc, before);
+}
+
+using NvrtcDeathTest = Nvrtc;
+
+// Pure: an out-of-range read, an input of another width, a native or released input panic.
+TEST_F(NvrtcDeathTest, EncodedRunFailuresPanic) {
+  Obj format = make_format();
+  Obj a = encoded(bytes_from(std::vector<uint16_t>{0x3C00, 0x4000}), format, 2);
+  Obj b = encoded(bytes_from(std::vector<uint16_t>{0x4000}), format, 2);
+  Obj wide = encoded(std::vector<uint8_t>(8), format, 4);
+  Obj native(torchlean_cuda_buffer_zeros(2, 0));
+  const std::string src = binary16_add_mul();
+  EXPECT_EXIT(run_encoded(src, {&a, &b}, format, 2, 2), ::testing::ExitedWithCode(1),
+              "INTERNAL PANIC: .*kernel_run_encoded.*kernel: input 1 index 1 is outside size 1");
+  EXPECT_EXIT(run_encoded(src, {&a, &wide}, format, 2, 1), ::testing::ExitedWithCode(1),
+              "kernel_run_encoded.*encoded buffer: incompatible input storage \\(input 1");
+  EXPECT_EXIT(
+      run_encoded(src, {&native, &a}, format, 2, 1), ::testing::ExitedWithCode(1),
+      "kernel_run_encoded.*encoded buffer: incompatible input storage \\(input 0 is float32");
+  EXPECT_EXIT(
+      {
+        torchlean_cuda_buffer_release(b.get());
+        run_encoded(src, {&a, &b}, format, 2, 1);
+      },
+      ::testing::ExitedWithCode(1), "incompatible input storage \\(input 1 is released");
 }
