@@ -134,7 +134,7 @@ for stage in "${STAGES[@]}"; do
     scripts/skip-report.sh "$BUILD" | tee -a "$SUMMARY"
     if [ "$stage" = quick ]; then
       run parity "$BUILD/tools/tlrt-parity" --n 1048576 --json "$OUT/parity.json" \
-        --markdown "$OUT/parity.md"
+        --markdown "$OUT/parity.md" ${PARITY_ONLY:+--only $PARITY_ONLY}
     fi
     ;;
   memcheck | racecheck | initcheck | synccheck) sanitize "$stage" ;;
