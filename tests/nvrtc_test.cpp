@@ -492,8 +492,9 @@ TEST_F(Nvrtc, SeventeenDistinctSourcesEvictAndRecompile) {
   }
 }
 
-TEST_F(Nvrtc, MissingHostCompilerFailsAsTheBuildWithoutABackend) {
-  if (cuda_requested()) GTEST_SKIP() << "the reference backend's host compiler only";
+// On the reference backend a missing host compiler fails as TorchLean's build without CUDA does;
+// the CUDA backend compiles through NVRTC and needs none.
+TEST_F(Nvrtc, MissingHostCompilerFailsOnlyOnTheReferenceBackend) {
   const char* path = std::getenv("PATH");
   const std::string saved_path = path != nullptr ? path : "";
   const char* cxx = std::getenv("TLRT_HOST_CXX");
@@ -506,6 +507,10 @@ TEST_F(Nvrtc, MissingHostCompilerFailsAsTheBuildWithoutABackend) {
   setenv("PATH", saved_path.c_str(), 1);
   if (cxx != nullptr) setenv("TLRT_HOST_CXX", saved_cxx.c_str(), 1);
   for (const Io* r : {&io, &bytes, &host}) {
+    if (cuda_requested()) {
+      EXPECT_TRUE(r->ok) << r->message;
+      continue;
+    }
     ASSERT_FALSE(r->ok);
     EXPECT_EQ(r->error_tag, kUserError);
     EXPECT_NE(r->message.find("host C++ compiler"), std::string::npos) << r->message;
