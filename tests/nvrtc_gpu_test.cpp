@@ -184,7 +184,11 @@ TEST_F(NvrtcGpu, CacheHitCompilesNothingLoadsNothingAllocatesNothing) {
   EXPECT_EQ(after.module_loads, before.module_loads);
   EXPECT_EQ(after.cache_hits, before.cache_hits + 1);
   EXPECT_EQ(after.cache_misses, before.cache_misses);
-  EXPECT_EQ(tlrt::allocator(Backend::cuda).stats().source_allocs, allocs);
+  // With the caching allocator off (TLRT_CACHING_ALLOCATOR=0, as under the sanitizers) every
+  // block is a driver allocation, the kernel run's included.
+  if (tlrt::allocator(Backend::cuda).caching()) {
+    EXPECT_EQ(tlrt::allocator(Backend::cuda).stats().source_allocs, allocs);
+  }
 }
 
 TEST_F(NvrtcGpu, EvictionWhileCallsAreInFlight) {
