@@ -266,11 +266,7 @@ void fill_bias(const Buffer& bias, uint64_t batch, uint64_t channels, uint64_t v
       },
       [&](auto as, CUstream_st* stream) {
         using T = typename decltype(as)::type;
-#if TLRT_HAVE_CUDA
         kernels::conv_bias_fill_cuda(bias.as<T>(), batch, channels, volume, out.as<T>(), stream);
-#else
-        (void)stream;
-#endif
       });
 }
 
@@ -285,11 +281,7 @@ void bias_grad(const Buffer& dy, uint64_t batch, uint64_t channels, uint64_t vol
       },
       [&](auto as, CUstream_st* stream) {
         using T = typename decltype(as)::type;
-#if TLRT_HAVE_CUDA
         kernels::conv_bias_grad_cuda(dy.as<T>(), batch, channels, volume, db.as<T>(), stream);
-#else
-        (void)stream;
-#endif
       });
 }
 
