@@ -8,6 +8,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "common/error.h"
 #include "runtime/context.h"
@@ -54,6 +55,90 @@ void insert(KernelCache& c, CacheEntry entry) {
   if (c.entries.size() > kKernelCacheEntries) c.entries.pop_back();
   c.size.store(c.entries.size(), std::memory_order_relaxed);
 }
+
+#if TLRT_HAVE_CUDA
+// Error records of the CUDA backend: 4 words from the device's pool that are kept zero between
+// calls, so a launch needs no zero fill of its own. A call takes a record from its device's list
+// (a new one is zeroed before its first launch), and hands it back once it read clean; a record
+// that read a failure goes back marked dirty and is zeroed by the next call that takes it; a record
+// whose call failed on the device is freed. The lists are emptied by the device teardown.
+struct ErrorRecord {
+  uint64_t* data = nullptr;
+  bool dirty = true;
+};
+
+struct ErrorRecords {
+  std::mutex mutex;
+  std::vector<std::vector<ErrorRecord>> free;  // per device
+  std::vector<bool> teardown_registered;
+};
+
+ErrorRecords& error_records() {
+  static ErrorRecords* r = new ErrorRecords;
+  return *r;
+}
+
+ErrorRecord take_error_record(uint32_t device, const char* op) {
+  ErrorRecords& r = error_records();
+  bool register_teardown = false;
+  {
+    std::lock_guard<std::mutex> lock(r.mutex);
+    if (r.free.size() <= device) {
+      r.free.resize(device + 1);
+      r.teardown_registered.resize(device + 1, false);
+    }
+    if (!r.free[device].empty()) {
+      const ErrorRecord record = r.free[device].back();
+      r.free[device].pop_back();
+      return record;
+    }
+    if (!r.teardown_registered[device]) {
+      r.teardown_registered[device] = true;
+      register_teardown = true;
+    }
+  }
+  if (register_teardown) {
+    cuda::on_device_teardown(device, [device] {
+      ErrorRecords& records = error_records();
+      std::vector<ErrorRecord> dropped;
+      {
+        std::lock_guard<std::mutex> lock(records.mutex);
+        dropped.swap(records.free[device]);
+      }
+      for (const ErrorRecord& e : dropped) allocator(Backend::cuda).free(e.data);
+    });
+  }
+  ErrorRecord fresh;
+  fresh.data = static_cast<uint64_t*>(
+      allocator(Backend::cuda).allocate(kernels::kKernelErrorWords * sizeof(uint64_t), op));
+  return fresh;
+}
+
+void give_back_error_record(uint32_t device, ErrorRecord record) {
+  ErrorRecords& r = error_records();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  r.free[device].push_back(record);
+}
+
+// Owns a taken record until it is handed back; a record still owned at scope exit (its call
+// threw) is freed, its contents unknown.
+struct HeldErrorRecord {
+  uint32_t device;
+  ErrorRecord record;
+  bool held = true;
+  HeldErrorRecord(uint32_t d, const char* op) : device(d), record(take_error_record(d, op)) {}
+  ~HeldErrorRecord() {
+    if (held) allocator(Backend::cuda).free(record.data);
+  }
+  void give_back(bool clean) {
+    record.dirty = !clean;
+    held = false;
+    give_back_error_record(device, record);
+  }
+  HeldErrorRecord(const HeldErrorRecord&) = delete;
+  HeldErrorRecord& operator=(const HeldErrorRecord&) = delete;
+};
+#endif
 
 struct Compiled {
   std::shared_ptr<kernels::HostKernel> host;
@@ -174,11 +259,11 @@ void run_with(Backend backend, std::string_view source, KernelScalar kind, uint6
   cuda::DeviceScope scope(device);
   const uint64_t limit = kernels::device_max_grid_x(static_cast<int>(device), op);
   if (blocks > limit) grid_failure(count, blocks, limit, op);
-  Workspace error(Backend::cuda, 4 * sizeof(uint64_t), op);
+  HeldErrorRecord error(device, op);
   uint64_t record[4] = {0, 0, 0, 0};
-  kernels::device_module_run(*compiled.module, inputs.data(), inputs.size(), out,
-                             static_cast<uint64_t*>(error.data()), count, record,
-                             selected_stream(op), op);
+  kernels::device_module_run(*compiled.module, inputs.data(), inputs.size(), out, error.record.data,
+                             error.record.dirty, count, record, selected_stream(op), op);
+  error.give_back(record[0] == 0 && record[1] == 0 && record[2] == 0 && record[3] == 0);
   if (record[0] != 0) bounds_failure(record, op);
 #else
   no_cuda_backend(op);
@@ -311,8 +396,7 @@ std::unique_ptr<Buffer> kernel_run_buffers(std::string_view source,
 
 std::unique_ptr<Buffer> kernel_run_encoded_buffers(std::string_view source,
                                                    const std::vector<const Buffer*>& inputs,
-                                                   uint64_t width, uint64_t count,
-                                                   const char* op) {
+                                                   uint64_t width, uint64_t count, const char* op) {
   if (width == 0) fail(ErrorKind::invalid_argument, op, "kernel: invalid encoded scalar layout");
   const Backend backend = inputs.empty() ? default_backend() : inputs.front()->backend();
   std::vector<KernelArg> args;

@@ -259,6 +259,36 @@ TEST_F(NvrtcGpu, BoundsRecordOnTheDevice) {
   EXPECT_EQ(run_f32(Backend::cuda, add_mul_source(1.0f), {a.get(), a.get()}, 1000).size(), 1000u);
 }
 
+// Records are kept between calls and zeroed only after one read back nonzero: every launch must
+// still see four zero words, after a bounds failure and after a kernel that wrote a slot other
+// than 0 without failing.
+TEST_F(NvrtcGpu, EveryLaunchSeesAZeroRecord) {
+  auto a = upload_f32(Backend::cuda, std::vector<float>(256, 1.0f));
+  const std::string observe =
+      signature("float", 1) +
+      "output[index] = (float)(error[0] + error[1] + error[2] + error[3]);\n}\n";
+  // Writes slot 2 without failing (slot 0 stays 0): the call succeeds with a dirty record.
+  const std::string scribble =
+      signature("float", 1) + "if (index == 0ULL) error[2] = 7ULL;\noutput[index] = 1.0f;\n}\n";
+  const std::string fail_at = signature("float", 1) +
+                              "unsigned long long v1 = index == 3ULL ? 900ULL : index;\n" +
+                              read("float", 0, "v1", "v2") + finish("v2");
+  auto expect_zero_record = [&](const char* after) {
+    const std::vector<uint32_t> seen = run_f32(Backend::cuda, observe, {a.get()}, 256);
+    ASSERT_EQ(seen.size(), 256u);
+    for (size_t i = 0; i < seen.size(); ++i) {
+      ASSERT_EQ(seen[i], 0u) << "after " << after << ", at " << i;  // the bits of +0.0f
+    }
+  };
+  for (int round = 0; round < 3; ++round) {
+    expect_zero_record("a clean call");
+    EXPECT_EQ(run_f32(Backend::cuda, scribble, {a.get()}, 256).size(), 256u);
+    expect_zero_record("a call that wrote slot 2");
+    EXPECT_THROW((void)tlrt::kernel_run_buffers(fail_at, {a.get()}, 256, kOp), tlrt::Error);
+    expect_zero_record("a bounds failure");
+  }
+}
+
 TEST_F(NvrtcGpu, ConfiguredFormatsMatchTheHostBitForBit) {
   REQUIRE_HOST_COMPILER();
   if (tlrt::kernels::torchlean_binary_header().find("TLBinary") == std::string_view::npos) {

@@ -31,6 +31,8 @@ struct KernelArg {
 };
 
 constexpr uint32_t kKernelThreads = 256;
+// Words of the error record (SPEC-runtime 10.3).
+constexpr uint32_t kKernelErrorWords = 4;
 // The grid limit the reference backend shares with the device's maximum x dimension on current
 // GPUs, so that both backends refuse the same counts.
 constexpr uint64_t kHostMaxGridX = 2147483647u;
@@ -82,11 +84,12 @@ std::shared_ptr<DeviceModule> device_module_compile(std::string_view source, voi
 // The device's maximum grid x dimension.
 uint64_t device_max_grid_x(int device, const char* op);
 
-// Zeroes the 4-slot record, launches ceil(count / 256) blocks of 256 threads on `stream` with the
-// arguments of 10.2, and copies the record back with a blocking copy on the stream (the completion
-// point). count > 0; the grid has been checked.
+// Zeroes the 4-slot record first when `zero_record` (a record that reads zero stays zero: callers
+// that keep records between calls skip the fill), launches ceil(count / 256) blocks of 256 threads
+// on `stream` with the arguments of 10.2, and copies the record back with a blocking copy on the
+// stream (the completion point). count > 0; the grid has been checked.
 void device_module_run(const DeviceModule& module, const KernelArg* inputs, size_t n_inputs,
-                       void* out, uint64_t* error_device, uint64_t count, uint64_t error_host[4],
-                       CUstream_st* stream, const char* op);
+                       void* out, uint64_t* error_device, bool zero_record, uint64_t count,
+                       uint64_t error_host[4], CUstream_st* stream, const char* op);
 
 }  // namespace tlrt::kernels

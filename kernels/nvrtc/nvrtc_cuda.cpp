@@ -234,8 +234,8 @@ uint64_t device_max_grid_x(int device, const char* op) {
 }
 
 void device_module_run(const DeviceModule& module, const KernelArg* inputs, size_t n_inputs,
-                       void* out, uint64_t* error_device, uint64_t count, uint64_t error_host[4],
-                       CUstream_st* stream, const char* op) {
+                       void* out, uint64_t* error_device, bool zero_record, uint64_t count,
+                       uint64_t error_host[4], CUstream_st* stream, const char* op) {
   const Driver& d = require_driver(op);
   std::vector<CUdeviceptr> addresses(n_inputs);
   std::vector<unsigned long long> sizes(n_inputs);
@@ -254,8 +254,10 @@ void device_module_run(const DeviceModule& module, const KernelArg* inputs, size
   args.push_back(&error);
   args.push_back(&n);
   const uint64_t blocks = (count + kKernelThreads - 1) / kKernelThreads;
-  check_runtime(cudaMemsetAsync(error_device, 0, 4 * sizeof(uint64_t), stream), op,
-                "cudaMemsetAsync(error record)");
+  if (zero_record) {
+    check_runtime(cudaMemsetAsync(error_device, 0, 4 * sizeof(uint64_t), stream), op,
+                  "cudaMemsetAsync(error record)");
+  }
   check_driver(d.launch_kernel(module.function, static_cast<unsigned>(blocks), 1, 1, kKernelThreads,
                                1, 1, 0, reinterpret_cast<CUstream>(stream), args.data(), nullptr),
                op, "cuLaunchKernel");
