@@ -57,6 +57,12 @@ run() { # run NAME CMD... : output to the log, status to the summary
 say "gpu-check $(date -u +%Y-%m-%dT%H:%MZ) on $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1): ${STAGES[*]}"
 GTEST_ARGS=()
 [ -d .deps/googletest ] && GTEST_ARGS=(-DTLRT_GTEST_SOURCE="$PWD/.deps/googletest")
+# MPFR (the configured formats' oracle) from .deps/mpfr where the machine has no libmpfr-dev.
+if [ ! -f /usr/include/mpfr.h ] && [ -f .deps/mpfr/include/mpfr.h ]; then
+  GTEST_ARGS+=(-DTLRT_MPFR_INCLUDE="$PWD/.deps/mpfr/include"
+    -DTLRT_MPFR_LIBRARY="$(ls "$PWD"/.deps/mpfr/lib/libmpfr.so.* | head -n1)"
+    -DTLRT_GMP_LIBRARY="$(ls "$PWD"/.deps/mpfr/lib/libgmp.so.* | head -n1)")
+fi
 run configure cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_CUDA_ARCHITECTURES=90 -DTLRT_ENABLE_CUDA=ON "${GTEST_ARGS[@]}" || {
   tail -40 "$LOG"

@@ -114,6 +114,24 @@ PY
     rm -rf "$wheels"
   fi
 fi
+# What scripts/gpu-check.sh carries to a GPU machine that may lack the packages: GoogleTest's
+# sources and MPFR/GMP (headers and shared libraries, the configured-format oracle), copied from
+# this machine's packages into .deps.
+if { command -v nvcc >/dev/null || [ -x /usr/local/cuda/bin/nvcc ]; }; then
+  if [ ! -d "$ROOT/.deps/googletest" ] && [ -d /usr/src/googletest ]; then
+    mkdir -p "$ROOT/.deps" && cp -r /usr/src/googletest "$ROOT/.deps/googletest"
+  fi
+  LIBDIR=$(dirname "$(find /usr/lib /usr/lib64 -name 'libmpfr.so.*' 2>/dev/null | head -n1)" 2>/dev/null || true)
+  GMP_H=$(find /usr/include -name gmp.h 2>/dev/null | head -n1)
+  if [ ! -d "$ROOT/.deps/mpfr" ] && [ -f /usr/include/mpfr.h ] && [ -n "$GMP_H" ] &&
+    [ -n "$LIBDIR" ] && [ "$LIBDIR" != . ]; then
+    mkdir -p "$ROOT/.deps/mpfr.tmp/include" "$ROOT/.deps/mpfr.tmp/lib"
+    cp /usr/include/mpfr.h "$GMP_H" "$ROOT/.deps/mpfr.tmp/include/"
+    cp -L "$LIBDIR"/libmpfr.so.* "$LIBDIR"/libgmp.so.* "$ROOT/.deps/mpfr.tmp/lib/"
+    mv "$ROOT/.deps/mpfr.tmp" "$ROOT/.deps/mpfr"
+    echo "MPFR and GMP for GPU machines in $ROOT/.deps/mpfr"
+  fi
+fi
 if ! command -v nvcc >/dev/null && [ -x /usr/local/cuda/bin/nvcc ]; then
   echo "note: nvcc is at /usr/local/cuda/bin; the build finds it there"
 fi

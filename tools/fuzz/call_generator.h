@@ -75,6 +75,8 @@ class CallGenerator {
   // Gather/scatter calls: most of the time, an `indices` list of length k whose entries are
   // mostly in range of `rows` (or `n`), some just past it and some at 2^32 - 1.
   void index_list(CallPlan& plan, const FuzzSymbol& symbol);
+  void conv_pool_geometry(CallPlan& plan, const FuzzSymbol& symbol);
+  void set_nat_array(CallPlan& plan, size_t k, const std::vector<uint64_t>& values);
   int pick_live(int avoid_size_of = -1);
   int matching(int anchor);
   int released();
