@@ -23,7 +23,8 @@
 #   quick      test + parity without --large
 #
 # Narrowing (for a family's own check): SANITIZE_ONLY=name[,name] limits the tools to those lines
-# of gpu-binaries.txt, BENCH_ONLY=group[,group] and PARITY_ONLY=op[,op] are passed as --only.
+# of gpu-binaries.txt, BENCH_ONLY=group[,group] and PARITY_ONLY=op[,op] are passed as --only,
+# TEST_ONLY=regex as ctest -R to both suites of the test stage.
 #
 # GoogleTest comes from an installed package or from .deps/googletest (a copy of Debian's
 # /usr/src/googletest carried to machines that lack it); cudnn-frontend from .deps/cudnn-frontend.
@@ -133,9 +134,13 @@ for stage in "${STAGES[@]}"; do
   case $stage in
   build) ;;
   test | quick)
-    run ctest-gpu ctest --test-dir "$BUILD" -L gpu --output-on-failure --timeout 900
+    # shellcheck disable=SC2086
+    run ctest-gpu ctest --test-dir "$BUILD" -L gpu --output-on-failure --timeout 900 \
+      ${TEST_ONLY:+-R $TEST_ONLY}
     grep -E 'tests passed|tests failed' "$LOG" | tail -1 | tee -a "$SUMMARY"
-    run ctest-cpu ctest --test-dir "$BUILD" -L cpu --output-on-failure -j 4 --timeout 900
+    # shellcheck disable=SC2086
+    run ctest-cpu ctest --test-dir "$BUILD" -L cpu --output-on-failure -j 4 --timeout 900 \
+      ${TEST_ONLY:+-R $TEST_ONLY}
     grep -E 'tests passed|tests failed' "$LOG" | tail -1 | tee -a "$SUMMARY"
     scripts/skip-report.sh "$BUILD" | tee -a "$SUMMARY"
     if [ "$stage" = quick ]; then
