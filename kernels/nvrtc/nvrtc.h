@@ -71,8 +71,9 @@ void host_kernel_run(const HostKernel& kernel, const KernelArg* inputs, size_t n
 
 struct DeviceModule;
 
-// Establishes the primary context of `device` (made current by the caller) with a no-op
-// cudaFree(nullptr) and returns it (a CUcontext). Throws tlrt::Error naming `op`.
+// The context current on this thread (the caller made `device` current); when none is, the
+// device's primary context established with a no-op cudaFree(nullptr). Returns a CUcontext.
+// Throws tlrt::Error naming `op`.
 void* current_context(const char* op);
 
 // NVRTC compile (program torchlean_kernel.cu, header torchlean_binary.cuh, the options of 10.4 for

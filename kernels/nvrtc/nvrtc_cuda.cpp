@@ -167,8 +167,11 @@ struct DeviceModule {
 
 void* current_context(const char* op) {
   const Driver& d = require_driver(op);
-  check_runtime(cudaFree(nullptr), op, "cudaFree(nullptr)");
   CUcontext context = nullptr;
+  check_driver(d.ctx_get_current(&context), op, "cuCtxGetCurrent");
+  if (context != nullptr) return context;
+  // Nothing current yet on this thread: establish the device's primary context.
+  check_runtime(cudaFree(nullptr), op, "cudaFree(nullptr)");
   check_driver(d.ctx_get_current(&context), op, "cuCtxGetCurrent");
   if (context == nullptr) fail(ErrorKind::device, op, "kernel: no current CUDA context");
   return context;
