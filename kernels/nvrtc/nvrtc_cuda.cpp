@@ -10,6 +10,7 @@
 #include <dlfcn.h>
 #include <nvrtc.h>
 
+#include <atomic>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -230,9 +231,17 @@ std::shared_ptr<DeviceModule> device_module_compile(std::string_view source, voi
 }
 
 uint64_t device_max_grid_x(int device, const char* op) {
+  // A device property: read once per device (0 = not read yet).
+  constexpr int kCached = 64;
+  static std::atomic<int> cached[kCached] = {};
+  if (device >= 0 && device < kCached) {
+    const int known = cached[device].load(std::memory_order_relaxed);
+    if (known != 0) return static_cast<uint64_t>(known);
+  }
   int value = 0;
   check_runtime(cudaDeviceGetAttribute(&value, cudaDevAttrMaxGridDimX, device), op,
                 "cudaDeviceGetAttribute(MaxGridDimX)");
+  if (device >= 0 && device < kCached) cached[device].store(value, std::memory_order_relaxed);
   return static_cast<uint64_t>(value);
 }
 
@@ -240,29 +249,45 @@ void device_module_run(const DeviceModule& module, const KernelArg* inputs, size
                        void* out, uint64_t* error_device, bool zero_record, uint64_t count,
                        uint64_t error_host[4], CUstream_st* stream, const char* op) {
   const Driver& d = require_driver(op);
-  std::vector<CUdeviceptr> addresses(n_inputs);
-  std::vector<unsigned long long> sizes(n_inputs);
-  std::vector<void*> args;
-  args.reserve(2 * n_inputs + 3);
+  // Argument storage on the stack for up to kStackInputs inputs, on the heap beyond.
+  constexpr size_t kStackInputs = 8;
+  CUdeviceptr stack_addresses[kStackInputs];
+  unsigned long long stack_sizes[kStackInputs];
+  void* stack_args[2 * kStackInputs + 3];
+  std::vector<CUdeviceptr> heap_addresses;
+  std::vector<unsigned long long> heap_sizes;
+  std::vector<void*> heap_args;
+  CUdeviceptr* addresses = stack_addresses;
+  unsigned long long* sizes = stack_sizes;
+  void** arg_slots = stack_args;
+  if (n_inputs > kStackInputs) {
+    heap_addresses.resize(n_inputs);
+    heap_sizes.resize(n_inputs);
+    heap_args.resize(2 * n_inputs + 3);
+    addresses = heap_addresses.data();
+    sizes = heap_sizes.data();
+    arg_slots = heap_args.data();
+  }
+  size_t slot = 0;
   for (size_t k = 0; k < n_inputs; ++k) {
     addresses[k] = reinterpret_cast<CUdeviceptr>(inputs[k].data);
     sizes[k] = inputs[k].size;
-    args.push_back(&addresses[k]);
-    args.push_back(&sizes[k]);
+    arg_slots[slot++] = &addresses[k];
+    arg_slots[slot++] = &sizes[k];
   }
   CUdeviceptr output = reinterpret_cast<CUdeviceptr>(out);
   CUdeviceptr error = reinterpret_cast<CUdeviceptr>(error_device);
   unsigned long long n = count;
-  args.push_back(&output);
-  args.push_back(&error);
-  args.push_back(&n);
+  arg_slots[slot++] = &output;
+  arg_slots[slot++] = &error;
+  arg_slots[slot++] = &n;
   const uint64_t blocks = (count + kKernelThreads - 1) / kKernelThreads;
   if (zero_record) {
     check_runtime(cudaMemsetAsync(error_device, 0, 4 * sizeof(uint64_t), stream), op,
                   "cudaMemsetAsync(error record)");
   }
   check_driver(d.launch_kernel(module.function, static_cast<unsigned>(blocks), 1, 1, kKernelThreads,
-                               1, 1, 0, reinterpret_cast<CUstream>(stream), args.data(), nullptr),
+                               1, 1, 0, reinterpret_cast<CUstream>(stream), arg_slots, nullptr),
                op, "cuLaunchKernel");
   thread_local PinnedRecord pinned;
   if (pinned.words == nullptr) {
