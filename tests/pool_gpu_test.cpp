@@ -1,7 +1,9 @@
 // The pooling launchers on the GPU against the reference loops, in one process: every path of
 // kernels/pool/pool.cu (the 2x2 stride-2 pair loads and stores, the compile-time 2x2 and 3x3
 // plane kernels, the runtime-kernel plane kernel, the 3-D kernels, the disjoint-window backward
-// with and without the zeroing memset, the gather backward and its smooth-max statistics pass),
+// with and without the zeroing memset, the gather backward and, for the shapes outside the
+// smooth-max tiles, its smooth-max statistics pass; the smooth-max shared-memory tiles for 2x2 and
+// 3x3 kernels at stride 1 and 2 with padding, and the 16-byte 2x2 stride-2 group kernel),
 // operands at an element offset of 1 (the pair paths must step aside), NaN / +-inf / -0 inputs,
 // and ten runs giving the same bits with the deterministic setting on. Max and average pooling
 // are bit-exact ("equal bits or both NaN"); smooth max pooling within the bound of
@@ -239,6 +241,14 @@ std::vector<PoolGeometry> geometries() {
       geometry({8, 8, 8}, {2, 2, 2}, {2, 2, 2}, {0, 0, 0}, 5),    // 3-D exact tiling
       geometry({7, 6, 9}, {2, 3, 2}, {3, 3, 2}, {1, 1, 0}, 2),    // 3-D disjoint with gaps
       geometry({1, 2, 1}, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, 4),    // 3-D smaller than the kernel
+      // Smooth-max tiles: many tiles per plane, thin planes, 2x2 at stride 1 and with padding,
+      // and the 16-byte 2x2 group kernel on a small plane.
+      geometry({112, 112}, {3, 3}, {1, 1}, {1, 1}, 3),
+      geometry({5, 300}, {3, 3}, {1, 1}, {0, 0}, 2),
+      geometry({300, 5}, {2, 2}, {1, 1}, {1, 1}, 2),
+      geometry({30, 34}, {2, 2}, {2, 2}, {1, 1}, 3),
+      geometry({16, 24}, {2, 2}, {2, 2}, {0, 0}, 4),
+      geometry({1, 1}, {3, 3}, {1, 1}, {1, 1}, 5),
   };
 }
 

@@ -71,7 +71,8 @@ void smooth_maxpool_bwd_ref(const T* x, const T* dy, T b, T* dx, const PoolGeome
 
 // CUDA backend: the same orders, queued on `stream`; exp/log are the device libm of T (expf,
 // logf for float32). smooth_maxpool_bwd needs a workspace of
-// smooth_maxpool_bwd_workspace_bytes(g, sizeof(T)) bytes (0 when the windows are disjoint).
+// smooth_maxpool_bwd_workspace_bytes(g, sizeof(T)) bytes (0 when the windows are disjoint or
+// the planar tiled kernel runs, which computes its statistics in shared memory).
 template <class T>
 void maxpool_fwd_cuda(const T* x, T* y, const PoolGeometry& g, CUstream_st* stream);
 template <class T>
