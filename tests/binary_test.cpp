@@ -5,6 +5,7 @@
 // TLRT_BINARY_PAIRS sets the random pair count of every format (defaults in kFormats below).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -14,6 +15,7 @@
 #include <sstream>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #include "kernels/binary/binary_header.h"
 #include "kernels/binary/torchlean_binary.cuh"
@@ -167,6 +169,80 @@ TEST(BinaryRules, NegationAndComparisons) {
   EXPECT_FALSE(w8<Mini2>(0x80) < w8<Mini2>(0x38));
 }
 
+// Rounding boundaries in binary16 (word-level software on the host, hardware or word-level on a
+// device): 1.0 = 0x3c00, max finite 65504 = 0x7bff, smallest normal 0x0400, smallest subnormal 1.
+template <class T>
+T w16(int v) {
+  return T{{static_cast<unsigned char>(v), static_cast<unsigned char>(v >> 8)}};
+}
+
+TEST(BinaryRules, Binary16Boundaries) {
+  using H = Binary16;
+  EXPECT_EQ(hex(w16<H>(0x7bff) + w16<H>(0x4c00)), "0x7c00");  // 65504 + 16: tie to even, inf
+  EXPECT_EQ(hex(w16<H>(0x7bff) + w16<H>(0x4bff)), "0x7bff");  // just below the tie
+  EXPECT_EQ(hex(w16<H>(0xfbff) - w16<H>(0x4c00)), "0xfc00");  // -65504 - 16: -inf
+  EXPECT_EQ(hex(w16<H>(0x7bff) * w16<H>(0x3c01)), "0x7c00");  // overflow after rounding
+  EXPECT_EQ(hex(w16<H>(0x3fff) + w16<H>(0x1000)), "0x4000");  // carry into the next binade
+  EXPECT_EQ(hex(w16<H>(0x3fff) * w16<H>(0x3c01)), "0x4000");
+  EXPECT_EQ(hex(w16<H>(0x03ff) + w16<H>(0x0001)), "0x0400");  // subnormal to normal, exact
+  EXPECT_EQ(hex(w16<H>(0x0400) - w16<H>(0x0001)), "0x03ff");  // normal to subnormal, exact
+  EXPECT_EQ(hex(w16<H>(0x0400) * w16<H>(0x3800)), "0x0200");  // halved into the subnormals
+  EXPECT_EQ(hex(w16<H>(0x0401) * w16<H>(0x3800)), "0x0200");  // ... a tie, to even
+  EXPECT_EQ(hex(w16<H>(0x0403) * w16<H>(0x3800)), "0x0202");  // ... a tie, to even (up)
+  EXPECT_EQ(hex(w16<H>(0x03ff) * w16<H>(0x4000)), "0x07fe");  // subnormal times 2: normal
+  EXPECT_EQ(hex(w16<H>(0x0001) * w16<H>(0x3800)), "0x0000");  // half the smallest: tie to 0
+  EXPECT_EQ(hex(w16<H>(0x8001) * w16<H>(0x3800)), "0x8000");  // ... with its sign
+  EXPECT_EQ(hex(w16<H>(0x0001) * w16<H>(0x3a00)), "0x0001");  // 0.75 of it rounds up
+  EXPECT_EQ(hex(w16<H>(0x0001) / w16<H>(0x4000)), "0x0000");  // division ties too
+  EXPECT_EQ(hex(w16<H>(0x0003) / w16<H>(0x4000)), "0x0002");
+  EXPECT_EQ(hex(w16<H>(0x3c00) - w16<H>(0x3c00)), "0x0000");  // exact cancellation: +0
+  EXPECT_EQ(hex(w16<H>(0xbc00) + w16<H>(0x3c00)), "0x0000");
+  EXPECT_EQ(hex(w16<H>(0x8000) - w16<H>(0x0000)), "0x8000");  // (-0) - (+0) = -0
+  EXPECT_EQ(hex(w16<H>(0x0000) - w16<H>(0x0000)), "0x0000");
+  EXPECT_EQ(hex(w16<H>(0x8000) + w16<H>(0x3c00)), "0x3c00");
+  EXPECT_EQ(hex(w16<H>(0x8000) * w16<H>(0x3c00)), "0x8000");
+  EXPECT_EQ(hex(w16<H>(0x8000) / w16<H>(0xbc00)), "0x0000");
+  EXPECT_EQ(hex(w16<H>(0x7bff) / w16<H>(0x0001)), "0x7c00");  // quotient overflow
+  EXPECT_EQ(hex(w16<H>(0x3c00) - w16<H>(0x0001)), "0x3c00");  // far below: rounds back
+  EXPECT_EQ(hex(w16<H>(0x3c00) - w16<H>(0x1000)), "0x3bff");  // 1 - 2^-11: exact
+  EXPECT_EQ(hex(w16<H>(0x3c00) - w16<H>(0x0c00)), "0x3c00");  // 1 - 2^-12: tie, to even
+  EXPECT_EQ(hex(w16<H>(0x3c00) - w16<H>(0x0c01)), "0x3bff");  // just past the tie
+}
+
+// The same boundaries in encodings 1 to 3 of E 8 F 23 bias 127 (32-bit words).
+template <class T>
+T w32(unsigned v) {
+  return T{{static_cast<unsigned char>(v), static_cast<unsigned char>(v >> 8),
+            static_cast<unsigned char>(v >> 16), static_cast<unsigned char>(v >> 24)}};
+}
+
+TEST(BinaryRules, Single32BitEncodings) {
+  using S1 = TLBinary<8, 23, 127, 1>;
+  using S2 = TLBinary<8, 23, 127, 2>;
+  using S3 = TLBinary<8, 23, 127, 3>;
+  // Encoding 1: the all-ones exponent is finite; rounding onto the all-ones word overflows.
+  EXPECT_EQ(hex(w32<S1>(0x7f800000) * w32<S1>(0x3f800000)), "0x7f800000");
+  EXPECT_EQ(hex(w32<S1>(0x7ffffffd) + w32<S1>(0x73800000)), "0x7ffffffe");  // tie to even
+  EXPECT_EQ(hex(w32<S1>(0x7ffffffe) + w32<S1>(0x73800000)), "0x7ffffffe");  // tie, stays
+  EXPECT_EQ(hex(w32<S1>(0x7ffffffe) + w32<S1>(0x73800001)), "0x7fffffff");  // up: NaN
+  EXPECT_EQ(hex(w32<S1>(0xfffffffe) * w32<S1>(0x40000000)), "0xffffffff");  // NaN, sign kept
+  EXPECT_EQ(hex(w32<S1>(0x7ffffffe) / w32<S1>(0x3f000000)), "0x7fffffff");
+  // Encoding 2: overflow and nonzero / 0 give the NaN; no -0 results.
+  EXPECT_EQ(hex(w32<S2>(0xffffffff) * w32<S2>(0x40000000)), "0x80000000");
+  EXPECT_EQ(hex(w32<S2>(0x80000001) * w32<S2>(0x3f000000)), "0x00000000");
+  EXPECT_EQ(hex(w32<S2>(0x80000001) * w32<S2>(0x00000001)), "0x00000000");
+  EXPECT_EQ(hex(w32<S2>(0xbf800000) + w32<S2>(0x3f800000)), "0x00000000");
+  EXPECT_EQ(hex(w32<S2>(0x3f800000) - w32<S2>(0x00000000)), "0x3f800000");
+  EXPECT_EQ(hex(w32<S2>(0x00000000) - w32<S2>(0x3f800000)), "0xbf800000");
+  EXPECT_EQ(hex(w32<S2>(0x00000000) / w32<S2>(0xbf800000)), "0x00000000");
+  EXPECT_EQ(hex(w32<S2>(0x3f800000) / w32<S2>(0x00000000)), "0x80000000");
+  // Encoding 3: saturation at the largest magnitude, with the sign.
+  EXPECT_EQ(hex(w32<S3>(0x7fffffff) + w32<S3>(0x7fffffff)), "0x7fffffff");
+  EXPECT_EQ(hex(w32<S3>(0xffffffff) * w32<S3>(0x7fffffff)), "0xffffffff");
+  EXPECT_EQ(hex(w32<S3>(0x7fffffff) / w32<S3>(0x00000001)), "0x7fffffff");
+  EXPECT_EQ(hex(w32<S3>(0x80000001) * w32<S3>(0x3f000000)), "0x80000000");
+}
+
 #if TLRT_HAVE_MPFR
 
 using tlrt::binary_oracle::Format;
@@ -247,6 +323,21 @@ void exhaustive_mini() {
   EXPECT_EQ(tally.failed, 0u) << format.name();
 }
 
+// All 65536 pairs of an 8-bit format.
+template <int E, int F, long long Bias, int Enc>
+void exhaustive_8bit() {
+  static_assert(1 + E + F == 8);
+  const Format format{E, F, Bias, Enc};
+  Oracle oracle(format);
+  Tally tally;
+  for (int i = 0; i < 256; ++i)
+    for (int j = 0; j < 256; ++j)
+      check_pair<TLBinary<E, F, Bias, Enc>>(oracle, Word{static_cast<std::uint8_t>(i)},
+                                            Word{static_cast<std::uint8_t>(j)}, tally);
+  EXPECT_EQ(tally.checked, 4u * 65536u);
+  EXPECT_EQ(tally.failed, 0u) << format.name();
+}
+
 TEST(BinaryOracle, Exhaustive8BitEncoding0) {
   exhaustive_mini<0>();
 }
@@ -258,6 +349,18 @@ TEST(BinaryOracle, Exhaustive8BitEncoding2) {
 }
 TEST(BinaryOracle, Exhaustive8BitEncoding3) {
   exhaustive_mini<3>();
+}
+
+// Odd 8-bit formats: one exponent bit (every normal word of encoding 0 is special), one fraction
+// bit, a bias above the exponent range (mostly subnormal values), a negative bias (overflow).
+TEST(BinaryOracle, Exhaustive8BitOddFormats) {
+  exhaustive_8bit<1, 6, 0, 0>();
+  exhaustive_8bit<1, 6, 3, 1>();
+  exhaustive_8bit<2, 5, 1, 2>();
+  exhaustive_8bit<3, 4, 12, 0>();
+  exhaustive_8bit<5, 2, -5, 3>();
+  exhaustive_8bit<6, 1, 31, 0>();
+  exhaustive_8bit<6, 1, 40, 1>();
 }
 
 template <int E, int F, long long Bias, int Enc>
@@ -314,6 +417,140 @@ TEST(BinaryOracle, RandomE15F112) {
 }
 TEST(BinaryOracle, RandomE30F1000) {
   random_pairs<30, 1000, (1LL << 29) - 1, 0>(20000);
+}
+
+// Words from boundary fields, both signs: exponents 0, 1, 2, around the bias, F + 1 and at the
+// top of the range; fractions 0, 1, 2, 3, around one half and at the top. Every pair of them
+// meets the overflow and underflow boundaries, carries into a new binade, exact cancellation
+// and the signed zeros.
+std::vector<Word> boundary_words(const Format& fm) {
+  const long long ones = (1LL << fm.e) - 1;
+  std::vector<long long> exps = {0,           1,          2,        fm.bias - 1, fm.bias,
+                                 fm.bias + 1, fm.f + 1LL, ones - 2, ones - 1,    ones};
+  const int fbits = fm.f < 64 ? fm.f : 64;
+  const std::uint64_t all = fbits == 64 ? ~0ULL : (1ULL << fbits) - 1, half = 1ULL << (fbits - 1);
+  const std::uint64_t fracs[] = {0, 1, 2, 3, half - 1, half, half + 1, all - 1, all};
+  std::vector<Word> words;
+  for (long long e : exps) {
+    if (e < 0 || e > ones) continue;
+    for (std::uint64_t f : fracs) {
+      if (f > all) continue;
+      for (int neg = 0; neg < 2; ++neg) {
+        Word w(fm.bytes(), 0);
+        for (int i = 0; i < fbits; ++i)
+          if ((f >> i) & 1) w[i / 8] = static_cast<std::uint8_t>(w[i / 8] | (1u << (i % 8)));
+        for (int i = 0; i < fm.e; ++i)
+          if ((e >> i) & 1) {
+            const int k = fm.f + i;
+            w[k / 8] = static_cast<std::uint8_t>(w[k / 8] | (1u << (k % 8)));
+          }
+        if (neg) {
+          const int k = fm.e + fm.f;
+          w[k / 8] = static_cast<std::uint8_t>(w[k / 8] | (1u << (k % 8)));
+        }
+        if (std::find(words.begin(), words.end(), w) == words.end()) words.push_back(w);
+      }
+    }
+  }
+  return words;
+}
+
+template <int E, int F, long long Bias, int Enc>
+void boundary_pairs() {
+  const Format format{E, F, Bias, Enc};
+  Oracle oracle(format);
+  Tally tally;
+  const std::vector<Word> words = boundary_words(format);
+  for (const Word& a : words)
+    for (const Word& b : words) check_pair<TLBinary<E, F, Bias, Enc>>(oracle, a, b, tally);
+  EXPECT_EQ(tally.failed, 0u) << format.name() << ", " << words.size() << " boundary words";
+}
+
+TEST(BinaryOracle, BoundaryWords) {
+  boundary_pairs<5, 10, 15, 0>();
+  boundary_pairs<5, 10, 15, 1>();
+  boundary_pairs<5, 10, 15, 2>();
+  boundary_pairs<5, 10, 15, 3>();
+  boundary_pairs<8, 7, 127, 0>();
+  boundary_pairs<5, 10, 13, 0>();
+  boundary_pairs<8, 23, 127, 0>();
+  boundary_pairs<8, 23, 127, 1>();
+  boundary_pairs<8, 23, 127, 2>();
+  boundary_pairs<8, 23, 127, 3>();
+  boundary_pairs<11, 52, 1023, 0>();
+  boundary_pairs<11, 60, 1023, 0>();
+}
+
+// Formats at the limits of the word-level arithmetic (torchlean_binary.cuh, Format::kFast):
+// boundary pairs, then random pairs.
+template <int E, int F, long long Bias, int Enc>
+void edge_format(std::uint64_t fallback = 100000) {
+  boundary_pairs<E, F, Bias, Enc>();
+  random_pairs<E, F, Bias, Enc>(fallback);
+}
+
+// Every encoding of a 16-bit and a 32-bit format.
+TEST(BinaryOracle, EdgeBinary16Encoding1) {
+  edge_format<5, 10, 15, 1>();
+}
+TEST(BinaryOracle, EdgeE8F23Encoding2) {
+  edge_format<8, 23, 127, 2>();
+}
+TEST(BinaryOracle, EdgeE8F23Encoding3) {
+  edge_format<8, 23, 127, 3>();
+}
+// 32-bit words up to F = 26; F = 27 and 33-bit words take 64-bit words.
+TEST(BinaryOracle, EdgeE5F26) {
+  edge_format<5, 26, 15, 0>();
+}
+TEST(BinaryOracle, EdgeE4F27) {
+  edge_format<4, 27, 7, 1>();
+}
+TEST(BinaryOracle, EdgeE8F24) {
+  edge_format<8, 24, 127, 0>();
+}
+// Division in 32-bit integers up to F = 14, in 64-bit integers up to F = 30, generic beyond.
+TEST(BinaryOracle, EdgeE6F14) {
+  edge_format<6, 14, 31, 0>();
+}
+TEST(BinaryOracle, EdgeE6F15) {
+  edge_format<6, 15, 31, 2>();
+}
+TEST(BinaryOracle, EdgeE6F30) {
+  edge_format<6, 30, 31, 0>();
+}
+TEST(BinaryOracle, EdgeE6F31) {
+  edge_format<6, 31, 31, 3>();
+}
+// 64-bit words up to F = 58; F = 59 is generic.
+TEST(BinaryOracle, EdgeE5F58) {
+  edge_format<5, 58, 15, 0>();
+}
+TEST(BinaryOracle, EdgeE4F59) {
+  edge_format<4, 59, 7, 1>();
+}
+// Exponent width and bias limits: E <= 28 and |Bias| <= 2^29 are word-level.
+TEST(BinaryOracle, EdgeE28F3) {
+  edge_format<28, 3, (1LL << 27) - 1, 0>();
+}
+TEST(BinaryOracle, EdgeE29F2) {
+  edge_format<29, 2, (1LL << 28) - 1, 0>();
+}
+TEST(BinaryOracle, EdgeBiasLimits) {
+  edge_format<5, 10, (1LL << 29), 0>(20000);
+  edge_format<5, 10, (1LL << 29) + 1, 0>(20000);
+  edge_format<5, 10, -(1LL << 29), 3>(20000);
+  edge_format<5, 10, -(1LL << 29) - 1, 1>(20000);
+}
+// Small exponent ranges with a large or a negative bias: subnormals and overflow are common.
+TEST(BinaryOracle, EdgeE3F12Bias20) {
+  edge_format<3, 12, 20, 0>();
+}
+TEST(BinaryOracle, EdgeE4F11BiasMinus3) {
+  edge_format<4, 11, -3, 2>();
+}
+TEST(BinaryOracle, EdgeE2F20Bias1) {
+  edge_format<2, 20, 1, 1>();
 }
 
 #else

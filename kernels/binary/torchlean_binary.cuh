@@ -1,11 +1,13 @@
 // Configured binary formats (SPEC-runtime 10.8): TLBinary<E, F, Bias, Encoding> stores one word of
 // 1 + E + F bits in ceil((1 + E + F) / 8) bytes and implements + - * /, negation and the
-// comparisons with round-to-nearest-even and gradual underflow in unsigned integer limbs of
-// 2F + 16 bits. The same text is compiled by NVRTC (registered in memory as
-// "torchlean_binary.cuh", SPEC-runtime 10.4) and as host C++17, so the reference backend and the
-// tests run the identical arithmetic. Device code may take the hardware path for binary16,
-// bfloat16, binary32 and binary64 after every special value has been resolved; defining
-// TORCHLEAN_BINARY_SOFTWARE keeps every format in software.
+// comparisons with round-to-nearest-even and gradual underflow. The generic arithmetic works on
+// the fields in unsigned integer limbs of 2F + 16 bits; formats whose word fits 64 bits (F <= 58,
+// E <= 28, |Bias| <= 2^29) compute on the word itself in one 32- or 64-bit integer, special
+// values included, with the same bits (division with F > 30 stays generic). The same text is
+// compiled by NVRTC (registered in memory as "torchlean_binary.cuh", SPEC-runtime 10.4) and as host
+// C++17, so the reference backend and the tests run the identical arithmetic. Device code runs the
+// hardware instruction for binary16, bfloat16, binary32 and binary64 and replaces only its NaN
+// results by the format's NaN; defining TORCHLEAN_BINARY_SOFTWARE keeps every format in software.
 //
 // Self-contained on purpose: no #include, nothing from a standard library.
 #pragma once
@@ -34,6 +36,14 @@ TLBINARY_HD inline int clz64(u64 x) {  // x != 0
 #endif
 }
 
+TLBINARY_HD inline int clz32(unsigned x) {  // x != 0
+#if defined(__CUDA_ARCH__)
+  return __clz(static_cast<int>(x));
+#else
+  return __builtin_clz(x);
+#endif
+}
+
 // High half of a 64 x 64 bit product.
 TLBINARY_HD inline u64 mulhi64(u64 a, u64 b) {
 #if defined(__CUDA_ARCH__)
@@ -47,6 +57,40 @@ TLBINARY_HD inline u64 mulhi64(u64 a, u64 b) {
   const u64 mid = (ll >> 32) + (lh & 0xffffffffULL) + (hl & 0xffffffffULL);
   return hh + (lh >> 32) + (hl >> 32) + (mid >> 32);
 #endif
+}
+
+// High half of a 32 x 32 bit product.
+TLBINARY_HD inline unsigned mulhi32(unsigned a, unsigned b) {
+#if defined(__CUDA_ARCH__)
+  return __umulhi(a, b);
+#else
+  return static_cast<unsigned>((static_cast<u64>(a) * b) >> 32);
+#endif
+}
+
+// The machine word of the word-level arithmetic (Format's fast paths), with its helpers.
+template <bool Narrow>
+struct Machine {
+  using W = u64;
+  static constexpr int kBits = 64;
+  TLBINARY_HD static int clz(W x) { return clz64(x); }
+  TLBINARY_HD static W mulhi(W a, W b) { return mulhi64(a, b); }
+};
+template <>
+struct Machine<true> {
+  using W = unsigned;
+  static constexpr int kBits = 32;
+  TLBINARY_HD static int clz(W x) { return clz32(x); }
+  TLBINARY_HD static W mulhi(W a, W b) { return mulhi32(a, b); }
+};
+
+template <class T>
+TLBINARY_HD inline T min_of(T a, T b) {
+  return a < b ? a : b;
+}
+template <class T>
+TLBINARY_HD inline T max_of(T a, T b) {
+  return a > b ? a : b;
 }
 
 // An unsigned integer of at least Bits bits in 64-bit limbs, least significant first. One limb
@@ -493,77 +537,11 @@ struct Format {
     store(p, neg, e, q);
   }
 
-#if TLBINARY_HARDWARE
-  static constexpr bool kHalf = E == 5 && F == 10 && Bias == 15 && Encoding == 0;
-  static constexpr bool kBfloat = E == 8 && F == 7 && Bias == 127 && Encoding == 0;
-  static constexpr bool kSingle = E == 8 && F == 23 && Bias == 127 && Encoding == 0;
-  static constexpr bool kDouble = E == 11 && F == 52 && Bias == 1023 && Encoding == 0;
-  static constexpr bool kHardware = kHalf || kBfloat || kSingle || kDouble;
-
-  // Finite operands only (specials are resolved before). Returns false where the op has no
-  // hardware path on this architecture.
-  template <Op O>
-  __device__ static bool hardware(u64 aw, u64 bw, unsigned char* r) {
-    if constexpr (kSingle) {
-      const float x = __uint_as_float(static_cast<unsigned int>(aw));
-      const float y = __uint_as_float(static_cast<unsigned int>(bw));
-      float z;
-      if constexpr (O == Op::add) z = __fadd_rn(x, y);
-      if constexpr (O == Op::mul) z = __fmul_rn(x, y);
-      if constexpr (O == Op::div) z = __fdiv_rn(x, y);
-      const unsigned int w = __float_as_uint(z);
-      for (int i = 0; i < 4; ++i) r[i] = static_cast<unsigned char>(w >> (8 * i));
-      return true;
-    } else if constexpr (kDouble) {
-      const double x = __longlong_as_double(static_cast<long long>(aw));
-      const double y = __longlong_as_double(static_cast<long long>(bw));
-      double z;
-      if constexpr (O == Op::add) z = __dadd_rn(x, y);
-      if constexpr (O == Op::mul) z = __dmul_rn(x, y);
-      if constexpr (O == Op::div) z = __ddiv_rn(x, y);
-      const u64 w = static_cast<u64>(__double_as_longlong(z));
-      for (int i = 0; i < 8; ++i) r[i] = static_cast<unsigned char>(w >> (8 * i));
-      return true;
-    } else if constexpr ((kHalf || kBfloat) && O != Op::div) {
-      const unsigned short x = static_cast<unsigned short>(aw);
-      const unsigned short y = static_cast<unsigned short>(bw);
-      unsigned short z = 0;
-      bool done = false;
-      if constexpr (kHalf) {
-#if __CUDA_ARCH__ >= 530
-        if constexpr (O == Op::add) asm("add.rn.f16 %0, %1, %2;" : "=h"(z) : "h"(x), "h"(y));
-        if constexpr (O == Op::mul) asm("mul.rn.f16 %0, %1, %2;" : "=h"(z) : "h"(x), "h"(y));
-        done = true;
-#endif
-      } else {
-#if __CUDA_ARCH__ >= 900
-        if constexpr (O == Op::add) asm("add.rn.bf16 %0, %1, %2;" : "=h"(z) : "h"(x), "h"(y));
-        if constexpr (O == Op::mul) asm("mul.rn.bf16 %0, %1, %2;" : "=h"(z) : "h"(x), "h"(y));
-        done = true;
-#elif __CUDA_ARCH__ >= 800
-        // x * 1 + y and x * y + (-0): one rounding each; the -0 addend keeps a -0 product.
-        const unsigned short one = 0x3f80, negzero = 0x8000;
-        if constexpr (O == Op::add)
-          asm("fma.rn.bf16 %0, %1, %2, %3;" : "=h"(z) : "h"(x), "h"(one), "h"(y));
-        if constexpr (O == Op::mul)
-          asm("fma.rn.bf16 %0, %1, %2, %3;" : "=h"(z) : "h"(x), "h"(y), "h"(negzero));
-        done = true;
-#endif
-      }
-      if (done) {
-        r[0] = static_cast<unsigned char>(z);
-        r[1] = static_cast<unsigned char>(z >> 8);
-      }
-      return done;
-    } else {
-      return false;
-    }
-  }
-#endif
+  // ---- the generic arithmetic: every format, every operand -------------------------------------
 
   // a + b; `flip` negates b first (subtraction), with encoding 2's negation rule.
-  TLBINARY_HD static void add_op(const unsigned char* a, const unsigned char* b, bool flip,
-                                 unsigned char* r) {
+  TLBINARY_HD static void generic_add(const unsigned char* a, const unsigned char* b, bool flip,
+                                      unsigned char* r) {
     const Fields fa = load(a);
     Fields fb = load(b);
     if (flip) negate_fields(fb);
@@ -582,12 +560,6 @@ struct Format {
         return;
       }
     }
-#if TLBINARY_HARDWARE
-    if constexpr (kHardware) {
-      constexpr u64 kSign = 1ULL << ((E + F) % 64);
-      if (hardware<Op::add>(word_of(a), word_of(b) ^ (flip ? kSign : 0ULL), r)) return;
-    }
-#endif
     const long long sa = scale(fa), sb = scale(fb);
     const long long common = sa > sb ? sa : sb;
     // Three guard bits, the smaller operand's shifted-out bits jammed into bit 0.
@@ -607,7 +579,8 @@ struct Format {
     }
   }
 
-  TLBINARY_HD static void mul_op(const unsigned char* a, const unsigned char* b, unsigned char* r) {
+  TLBINARY_HD static void generic_mul(const unsigned char* a, const unsigned char* b,
+                                      unsigned char* r) {
     const Fields fa = load(a), fb = load(b);
     if (pick_nan(fa, fb, r)) return;
     const bool neg = fa.neg != fb.neg;
@@ -621,15 +594,11 @@ struct Format {
         return;
       }
     }
-#if TLBINARY_HARDWARE
-    if constexpr (kHardware) {
-      if (hardware<Op::mul>(word_of(a), word_of(b), r)) return;
-    }
-#endif
     round(r, neg, mul(significand(fa), significand(fb)), scale(fa) + scale(fb), false);
   }
 
-  TLBINARY_HD static void div_op(const unsigned char* a, const unsigned char* b, unsigned char* r) {
+  TLBINARY_HD static void generic_div(const unsigned char* a, const unsigned char* b,
+                                      unsigned char* r) {
     const Fields fa = load(a), fb = load(b);
     if (pick_nan(fa, fb, r)) return;
     const bool neg = fa.neg != fb.neg;
@@ -660,11 +629,6 @@ struct Format {
       put_zero(r, neg);
       return;
     }
-#if TLBINARY_HARDWARE
-    if constexpr (kHardware) {
-      if (hardware<Op::div>(word_of(a), word_of(b), r)) return;
-    }
-#endif
     const U x = significand(fa), y = significand(fb);
     // Scale the dividend so that the quotient has at least F + 2 bits (one below the rounding
     // position); the remainder is the sticky tail. x << k has at most 2F + 4 bits.
@@ -674,26 +638,414 @@ struct Format {
     round(r, neg, q, scale(fa) - scale(fb) - k, inexact);
   }
 
-  TLBINARY_HD static void negate(const unsigned char* a, unsigned char* r) {
-    for (int i = 0; i < kBytes; ++i) r[i] = a[i];
-    if constexpr (Encoding == 2) {
-      const Fields f = load(a);
-      if (f.exp == 0 && is_zero(f.frac)) return;  // +0 and the NaN stay as they are
+  // ---- word-level arithmetic --------------------------------------------------------------------
+  // Formats whose word fits a machine word of B = 32 or 64 bits with F <= B - 6 (three guard bits
+  // and a carry for addition), E <= 28 and |Bias| <= 2^29 (exponent sums fit an int) compute on
+  // the word itself: finite operands (zeros and subnormals included) on the main path, NaN and
+  // infinite operands and division by zero on a short branch that applies the table of 10.8 to
+  // the words. The results are the generic path's bits.
+
+  static constexpr int kMachineBits = 1 + E + F <= 32 && F <= 26 ? 32 : 64;
+  static constexpr bool kFast = 1 + E + F <= kMachineBits && F <= kMachineBits - 6 && E <= 28 &&
+                                Bias >= -(1LL << 29) && Bias <= (1LL << 29);
+  using M = Machine<kMachineBits == 32>;
+  using W = typename M::W;
+  static constexpr int kB = M::kBits;
+  static constexpr W kSign = W(1) << ((E + F) % kB);
+  static constexpr W kMag = kSign - 1;  // the bits below the sign
+  static constexpr W kHid = W(1) << (F % kB);
+  static constexpr W kTop = static_cast<W>(kAll) << (F % kB);  // exponent all ones, fraction 0
+  // The magnitudes of finite words lie below kFinite (encoding 0: the infinity; encoding 1: the
+  // NaN; encodings 2 and 3: every magnitude, encoding 2's NaN being the word kSign).
+  static constexpr W kFinite = Encoding == 0 ? kTop : Encoding == 1 ? kMag : kMag + 1;
+  // Significands reach round_word with their leading bit at kT and kR = kT - F >= 4 bits below
+  // the last kept one; kT + 1 < B leaves room for the rounding increment.
+  static constexpr int kT = kB - 2;
+  static constexpr int kR = kT - F;
+
+  TLBINARY_HD static W load_word(const unsigned char* p) {
+    if constexpr (kB == 64 && kBytes > 4) {  // two 32-bit halves: byte permutes on the device
+      unsigned lo = 0, hi = 0;
+      for (int i = 0; i < 4; ++i) lo |= static_cast<unsigned>(p[i]) << (8 * i);
+      for (int i = 4; i < kBytes; ++i) hi |= static_cast<unsigned>(p[i]) << (8 * (i - 4));
+      return (static_cast<W>(hi) << 32) | lo;
+    } else {
+      W w = 0;
+      for (int i = 0; i < kBytes; ++i) w |= static_cast<W>(p[i]) << (8 * i);
+      return w;
     }
-    r[(E + F) / 8] ^= static_cast<unsigned char>(1U << ((E + F) % 8));
+  }
+  TLBINARY_HD static void store_word(unsigned char* p, W w) {
+    for (int i = 0; i < kBytes; ++i) p[i] = static_cast<unsigned char>(w >> (8 * i));
+  }
+
+  // Whether a or b is a NaN or an infinity. A magnitude compares like its value among the
+  // finite words of every encoding, and the specials of encodings 0 and 1 sit above them all.
+  TLBINARY_HD static bool any_special(W a, W b) {
+    if constexpr (Encoding == 0) return max_of(a & kMag, b & kMag) >= kTop;
+    if constexpr (Encoding == 1) return max_of(a & kMag, b & kMag) == kMag;
+    if constexpr (Encoding == 2) return a == kSign || b == kSign;
+    return false;
+  }
+
+  // Whether both magnitudes are normal and finite (subtracting kHid wraps zero and subnormal
+  // magnitudes around to the top): the common case, which needs neither the generic path nor
+  // normalisation.
+  TLBINARY_HD static bool both_normal(W ma, W mb) {
+    if constexpr (kFinite > kHid) {
+      return max_of(ma - kHid, mb - kHid) < kFinite - kHid;
+    } else {
+      return false;  // E = 1, encoding 0: no normal finite values
+    }
+  }
+
+  // The significand of a normal word (its hidden bit and fraction), with the hidden bit at bit
+  // Top.
+  template <int Top>
+  TLBINARY_HD static W significand_at(W w) {
+    return ((w & (kHid - 1)) << (Top - F)) + (W(1) << Top);
+  }
+
+  // The signed zero of a result (encoding 2 has +0 only).
+  TLBINARY_HD static W zero_word(W sign) { return Encoding == 2 ? W(0) : sign; }
+
+  // The biased exponent max(exp, 1) and the significand (hidden bit included) of a magnitude.
+  TLBINARY_HD static int unpack(W mag, W& sig) {
+    const int e = max_of(static_cast<int>(mag >> F), 1);
+    sig = mag - (static_cast<W>(e - 1) << F);
+    return e;
+  }
+  // A subnormal significand (nonzero) moved up to the hidden bit; the exponent goes below 1.
+  TLBINARY_HD static void normalise(W& sig, int& e) {
+    const int lz = M::clz(sig) - (kB - 1 - F);
+    sig <<= lz;
+    e -= lz;
+  }
+
+  // Shift right by s (0 <= s < B), any bit shifted out set into bit 0.
+  TLBINARY_HD static W shift_jam(W m, int s) {
+    const W t = m >> s;
+    return t | ((t << s) != m ? W(1) : W(0));
+  }
+
+  // Round m * 2^(e - Bias - kT) to the format (m's leading bit at kT, a sticky tail jammed into
+  // its low bits): nearest, ties to even, gradual underflow, then the encoding's overflow rule.
+  // Exponents below 1 only reach here with Tiny, above 2^E with Huge. The fields are packed
+  // as ((e - 1) << F) plus the rounded significand, so that a carry out of the significand (and a
+  // subnormal rounding up to the hidden bit) moves into the exponent.
+  template <bool Tiny, bool Huge>
+  TLBINARY_HD static W round_word(W sign, int e, W m) {
+    if constexpr (Tiny) {
+      if (e < 1) {
+        m = shift_jam(m, min_of(1 - e, kB - 1));
+        e = 1;
+      }
+    }
+    const W q = (m + ((W(1) << (kR - 1)) - 1) + ((m >> kR) & 1)) >> kR;
+    if constexpr (Huge) e = min_of(e, static_cast<int>(kAll) + 1);  // beyond it, overflow anyway
+    const W mag = (static_cast<W>(e - 1) << F) + q;
+    // Overflow: encoding 0 reaches the infinity; encodings 1 and 3 stop at the all-ones
+    // magnitude (the NaN of the result's sign, the largest finite value); encoding 2 gives its
+    // NaN and has no -0.
+    if constexpr (Encoding == 0) {
+      return sign | min_of(mag, kTop);
+    } else if constexpr (Encoding == 2) {
+      return mag > kMag ? kSign : mag == 0 ? W(0) : sign | mag;
+    } else {
+      return sign | min_of(mag, kMag);
+    }
+  }
+
+  // ---- special operands on words (the table of 10.8, as the generic path applies it)
+
+  TLBINARY_HD static bool is_nan_word(W w) {
+    if constexpr (Encoding == 0) return (w & kMag) > kTop;
+    if constexpr (Encoding == 1) return (w & kMag) == kMag;
+    if constexpr (Encoding == 2) return w == kSign;
+    return false;
+  }
+  static constexpr W kInvalid = Encoding == 0   ? kTop | (W(1) << ((F - 1) % kB))
+                                : Encoding == 1 ? kMag
+                                : Encoding == 2 ? kSign
+                                                : W(0);
+  TLBINARY_HD static W overflow_word(W sign) {
+    if constexpr (Encoding == 0) return sign | kTop;
+    if constexpr (Encoding == 2) return kSign;
+    return sign | kMag;
+  }
+
+  // a or b a NaN: a signalling a quieted, else a signalling b quieted, else the first NaN
+  // (quieting sets fraction bit F - 1 and only applies to encoding 0).
+  TLBINARY_HD static W pick_nan_word(W a, W b) {
+    const bool na = is_nan_word(a), nb = is_nan_word(b);
+    if constexpr (Encoding == 0) {
+      constexpr W kQuiet = W(1) << ((F - 1) % kB);
+      const bool sa = na && (a & kQuiet) == 0, sb = nb && (b & kQuiet) == 0;
+      return (sa ? a : sb ? b : na ? a : b) | kQuiet;
+    } else {
+      return na ? a : b;
+    }
+  }
+
+  // Results with a NaN or infinite operand (b already negated for a subtraction); only encoding 0
+  // has infinities.
+  TLBINARY_HD static W special_add(W a, W b) {
+    if (Encoding != 0 || is_nan_word(a) || is_nan_word(b)) return pick_nan_word(a, b);
+    // An infinity wins, except against the opposite infinity.
+    if ((a & kMag) != kTop) return b;
+    return (b & kMag) == kTop && (a ^ b) >= kSign ? kInvalid : a;
+  }
+  TLBINARY_HD static W special_mul(W a, W b) {
+    if (Encoding != 0 || is_nan_word(a) || is_nan_word(b)) return pick_nan_word(a, b);
+    // An infinity times zero is invalid, else the infinity of the XOR sign.
+    if ((a & kMag) == 0 || (b & kMag) == 0) return kInvalid;
+    return ((a ^ b) & kSign) | kTop;
+  }
+  // Also for a zero divisor.
+  TLBINARY_HD static W special_div(W a, W b) {
+    if (is_nan_word(a) || is_nan_word(b)) return pick_nan_word(a, b);
+    const W sign = (a ^ b) & kSign;
+    if constexpr (Encoding == 0) {
+      if ((a & kMag) == kTop) return (b & kMag) == kTop ? kInvalid : sign | kTop;
+      if ((b & kMag) == kTop) return sign;  // x / inf is a zero
+    }
+    return (a & kMag) == 0 ? kInvalid : overflow_word(sign);  // 0 / 0, x / 0
+  }
+
+  TLBINARY_HD static W add_word(W a, W b, bool flip) {
+    if (flip && (Encoding != 2 || (b & kMag) != 0)) b ^= kSign;  // encoding 2 keeps +0, NaN
+    if (any_special(a, b)) return special_add(a, b);
+    const W ma = a & kMag, mb = b & kMag;
+    W x, y;
+    const int ex = unpack(max_of(ma, mb), x), ey = unpack(min_of(ma, mb), y);
+    // Leading bits at kT - 1 (a sum may carry into kT); the smaller operand's shifted-out bits
+    // jammed into bit 0, below the rounding bits.
+    x <<= kT - 1 - F;
+    y = shift_jam(y << (kT - 1 - F), min_of(ex - ey, kB - 1));
+    const W m = (a ^ b) >= kSign ? x - y : x + y;
+    if (m == 0) return a & b & kSign;  // (-0) + (-0) is -0; other zero sums are +0
+    // Normalise to kT, but not below exponent 1: a sum below the normal range is exact (both
+    // operands are multiples of the smallest subnormal), so it packs with exponent field 0.
+    const int shift = min_of(M::clz(m) - 1, ex);
+    return round_word<false, false>((ma >= mb ? a : b) & kSign, ex + 1 - shift, m << shift);
+  }
+
+  TLBINARY_HD static W mul_word(W a, W b) {
+    const W sign = (a ^ b) & kSign;
+    const W ma = a & kMag, mb = b & kMag;
+    // Significands with their leading bits at B - 1.
+    W u, v;
+    int ex, ey;
+    if (both_normal(ma, mb)) {
+      ex = static_cast<int>(ma >> F);
+      ey = static_cast<int>(mb >> F);
+      u = significand_at<kB - 1>(a);
+      v = significand_at<kB - 1>(b);
+    } else {
+      if (any_special(a, b)) return special_mul(a, b);
+      if (min_of(ma, mb) == 0) return zero_word(sign);
+      ex = unpack(ma, u);
+      ey = unpack(mb, v);
+      if (u < kHid) normalise(u, ex);
+      if (v < kHid) normalise(v, ey);
+      u <<= kB - 1 - F;
+      v <<= kB - 1 - F;
+    }
+    // The product lies in [2^(2B - 2), 2^(2B)): its high word has its leading bit at B - 1 or
+    // kT = B - 2; in the first case it moves down to kT, the bit shifted out joining the low
+    // word in the sticky tail. (u and v end in B - 1 - F zero bits each: for F <= B / 2 - 1 the
+    // low word is zero.)
+    const W hi = M::mulhi(u, v);
+    const W top = hi >> (kB - 1);
+    W m = (hi >> top) | (hi & top);
+    if constexpr (2 * (kB - 1 - F) < kB) m |= u * v != 0 ? W(1) : W(0);
+    return round_word<true, true>(sign, ex + ey - static_cast<int>(Bias) + static_cast<int>(top),
+                                  m);
+  }
+
+  // Division on words needs the dividend x << (F + 2) of 2F + 4 bits in one integer.
+  static constexpr bool kFastDiv = kFast && 2 * F + 4 <= 64;
+  using D = typename Machine<2 * F + 4 <= 32>::W;
+
+  TLBINARY_HD static W div_word(W a, W b) {
+    if (any_special(a, b) || (b & kMag) == 0) return special_div(a, b);
+    const W sign = (a ^ b) & kSign;
+    W x, y;
+    int ex = unpack(a & kMag, x), ey = unpack(b & kMag, y);
+    if (min_of(x, y) < kHid) {
+      if (x == 0) return zero_word(sign);
+      if (x < kHid) normalise(x, ex);
+      if (y < kHid) normalise(y, ey);
+    }
+    if (x < y) {  // then x / y is in [1, 2)
+      x <<= 1;
+      --ex;
+    }
+    // The quotient has its leading bit at F + 2: two bits below the last kept one, then the
+    // remainder as the sticky bit.
+    const D n = static_cast<D>(x) << (F + 2), d = static_cast<D>(y);
+    const D q = n / d;
+    const W m = (static_cast<W>(q) << (kT - F - 2)) | (n - q * d != 0 ? W(1) : W(0));
+    return round_word<true, true>(sign, ex - ey + static_cast<int>(Bias), m);
+  }
+
+#if TLBINARY_HARDWARE
+  static constexpr bool kSingle = E == 8 && F == 23 && Bias == 127 && Encoding == 0;
+  static constexpr bool kDouble = E == 11 && F == 52 && Bias == 1023 && Encoding == 0;
+#if __CUDA_ARCH__ >= 530
+  static constexpr bool kHalf = E == 5 && F == 10 && Bias == 15 && Encoding == 0;
+#else
+  static constexpr bool kHalf = false;
+#endif
+#if __CUDA_ARCH__ >= 800
+  static constexpr bool kBfloat = E == 8 && F == 7 && Bias == 127 && Encoding == 0;
+#else
+  static constexpr bool kBfloat = false;
+#endif
+  static constexpr bool kHardware = kHalf || kBfloat || kSingle || kDouble;
+  static constexpr bool kHardwareDiv = kSingle || kDouble;
+
+  // One hardware instruction on finite operands (IEEE formats: every special operand goes to the
+  // generic path first, so NaN results, whose bits differ, cannot come from here).
+  template <Op O>
+  __device__ static W hardware(W a, W b) {
+    if constexpr (kSingle) {
+      const float x = __uint_as_float(a), y = __uint_as_float(b);
+      float z;
+      if constexpr (O == Op::add) z = __fadd_rn(x, y);
+      if constexpr (O == Op::mul) z = __fmul_rn(x, y);
+      if constexpr (O == Op::div) z = __fdiv_rn(x, y);
+      return __float_as_uint(z);
+    } else if constexpr (kDouble) {
+      const double x = __longlong_as_double(static_cast<long long>(a));
+      const double y = __longlong_as_double(static_cast<long long>(b));
+      double z;
+      if constexpr (O == Op::add) z = __dadd_rn(x, y);
+      if constexpr (O == Op::mul) z = __dmul_rn(x, y);
+      if constexpr (O == Op::div) z = __ddiv_rn(x, y);
+      return static_cast<W>(__double_as_longlong(z));
+    } else {
+      const unsigned short x = static_cast<unsigned short>(a), y = static_cast<unsigned short>(b);
+      unsigned short z = 0;
+      if constexpr (kHalf) {
+        if constexpr (O == Op::add) asm("add.rn.f16 %0, %1, %2;" : "=h"(z) : "h"(x), "h"(y));
+        if constexpr (O == Op::mul) asm("mul.rn.f16 %0, %1, %2;" : "=h"(z) : "h"(x), "h"(y));
+      } else {
+#if __CUDA_ARCH__ >= 900
+        if constexpr (O == Op::add) asm("add.rn.bf16 %0, %1, %2;" : "=h"(z) : "h"(x), "h"(y));
+        if constexpr (O == Op::mul) asm("mul.rn.bf16 %0, %1, %2;" : "=h"(z) : "h"(x), "h"(y));
+#else
+        // x * 1 + y and x * y + (-0): one rounding each; the -0 addend keeps a -0 product.
+        const unsigned short one = 0x3f80, negzero = 0x8000;
+        if constexpr (O == Op::add)
+          asm("fma.rn.bf16 %0, %1, %2, %3;" : "=h"(z) : "h"(x), "h"(one), "h"(y));
+        if constexpr (O == Op::mul)
+          asm("fma.rn.bf16 %0, %1, %2, %3;" : "=h"(z) : "h"(x), "h"(y), "h"(negzero));
+#endif
+      }
+      return z;
+    }
+  }
+
+  // The instruction's result is the format's except for NaN results: those come from a NaN
+  // operand (whose choice and quieting 10.8 fixes) or from an invalid operation (whose NaN 10.8
+  // fixes too); infinite operands and zero divisors give IEEE's infinities and zeros.
+  template <Op O>
+  __device__ static W hardware_word(W a, W b) {
+    const W r = hardware<O>(a, b);
+    if (is_nan_word(r)) return is_nan_word(a) || is_nan_word(b) ? pick_nan_word(a, b) : kInvalid;
+    return r;
+  }
+#endif
+
+  // ---- the operators ----------------------------------------------------------------------------
+
+  // a + b; `flip` negates b first (subtraction).
+  TLBINARY_HD static void add_op(const unsigned char* a, const unsigned char* b, bool flip,
+                                 unsigned char* r) {
+#if TLBINARY_HARDWARE
+    if constexpr (kHardware) {
+      const W x = load_word(a), y = load_word(b) ^ (flip ? kSign : W(0));
+      store_word(r, hardware_word<Op::add>(x, y));
+      return;
+    }
+#endif
+    if constexpr (kFast) {
+      store_word(r, add_word(load_word(a), load_word(b), flip));
+    } else {
+      generic_add(a, b, flip, r);
+    }
+  }
+
+  TLBINARY_HD static void mul_op(const unsigned char* a, const unsigned char* b, unsigned char* r) {
+#if TLBINARY_HARDWARE
+    if constexpr (kHardware) {
+      store_word(r, hardware_word<Op::mul>(load_word(a), load_word(b)));
+      return;
+    }
+#endif
+    if constexpr (kFast) {
+      store_word(r, mul_word(load_word(a), load_word(b)));
+    } else {
+      generic_mul(a, b, r);
+    }
+  }
+
+  TLBINARY_HD static void div_op(const unsigned char* a, const unsigned char* b, unsigned char* r) {
+#if TLBINARY_HARDWARE
+    if constexpr (kHardwareDiv) {
+      store_word(r, hardware_word<Op::div>(load_word(a), load_word(b)));
+      return;
+    }
+#endif
+    if constexpr (kFastDiv) {
+      store_word(r, div_word(load_word(a), load_word(b)));
+    } else {
+      generic_div(a, b, r);
+    }
+  }
+
+  // Negation and the comparisons (on words for the word-level formats).
+  TLBINARY_HD static void negate(const unsigned char* a, unsigned char* r) {
+    if constexpr (kFast) {
+      const W w = load_word(a);
+      // Encoding 2 keeps +0 and its NaN (the words with a zero magnitude).
+      store_word(r, Encoding == 2 && (w & kMag) == 0 ? w : w ^ kSign);
+    } else {
+      for (int i = 0; i < kBytes; ++i) r[i] = a[i];
+      if constexpr (Encoding == 2) {
+        const Fields f = load(a);
+        if (f.exp == 0 && is_zero(f.frac)) return;  // +0 and the NaN stay as they are
+      }
+      r[(E + F) / 8] ^= static_cast<unsigned char>(1U << ((E + F) % 8));
+    }
   }
 
   TLBINARY_HD static bool equal(const unsigned char* a, const unsigned char* b) {
-    const Fields fa = load(a), fb = load(b);
-    if (is_nan(fa) || is_nan(fb)) return false;
-    if (is_zero_value(fa) && is_zero_value(fb)) return true;
-    for (int i = 0; i < kBytes; ++i)
-      if (a[i] != b[i]) return false;
-    return true;
+    if constexpr (kFast) {
+      const W x = load_word(a), y = load_word(b);
+      if (is_nan_word(x) || is_nan_word(y)) return false;
+      return x == y || ((x | y) & kMag) == 0;  // +0 == -0
+    } else {
+      const Fields fa = load(a), fb = load(b);
+      if (is_nan(fa) || is_nan(fb)) return false;
+      if (is_zero_value(fa) && is_zero_value(fb)) return true;
+      for (int i = 0; i < kBytes; ++i)
+        if (a[i] != b[i]) return false;
+      return true;
+    }
   }
 
   TLBINARY_HD static bool less(const unsigned char* a, const unsigned char* b) {
-    if (!equal(a, b)) {
+    if constexpr (kFast) {
+      const W x = load_word(a), y = load_word(b);
+      if (is_nan_word(x) || is_nan_word(y) || ((x | y) & kMag) == 0) return false;
+      const bool nx = (x & kSign) != 0, ny = (y & kSign) != 0;
+      if (nx != ny) return nx;
+      // Same sign: the magnitudes, reversed for negatives.
+      return nx ? (x & kMag) > (y & kMag) : (x & kMag) < (y & kMag);
+    } else {
+      if (equal(a, b)) return false;
       const Fields fa = load(a), fb = load(b);
       if (is_nan(fa) || is_nan(fb)) return false;
       if (fa.neg != fb.neg) return fa.neg;
@@ -701,7 +1053,6 @@ struct Format {
       int order = fa.exp != fb.exp ? (fa.exp > fb.exp ? 1 : -1) : compare(fa.frac, fb.frac);
       return fa.neg ? order > 0 : order < 0;
     }
-    return false;
   }
 };
 
