@@ -160,17 +160,6 @@ Bytes operand(const Format& fmt, uint64_t n, int k, uint64_t seed) {
   return b;
 }
 
-std::string hex_word(const uint8_t* w, uint64_t width) {
-  std::string s = "0x";
-  char byte[4];
-  for (uint64_t k = std::min<uint64_t>(width, 16); k-- > 0;) {
-    std::snprintf(byte, sizeof byte, "%02x", w[k]);
-    s += byte;
-  }
-  if (width > 16) s += "...";
-  return s;
-}
-
 class ConfiguredCase : public ParityCase {
  public:
   ConfiguredCase(const Format& fmt, uint64_t n) : fmt_(fmt), n_(n) {}

@@ -57,17 +57,6 @@ Bytes operand(uint64_t n, uint64_t width, uint64_t key) {
   return b;
 }
 
-std::string hex_word(const uint8_t* w, uint64_t width) {
-  std::string s = "0x";
-  char byte[4];
-  for (uint64_t k = std::min<uint64_t>(width, 16); k-- > 0;) {
-    std::snprintf(byte, sizeof byte, "%02x", w[k]);
-    s += byte;
-  }
-  if (width > 16) s += "...";
-  return s;
-}
-
 // got against want word by word into stats.
 void compare_words(const Bytes& got, const Bytes& want, uint64_t width, const std::string& where,
                    Stats& stats) {

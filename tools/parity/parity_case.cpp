@@ -88,6 +88,17 @@ bool same_bits(double a, double b) {
   return parity::same_bits<double>(a, b);
 }
 
+std::string hex_word(const uint8_t* w, uint64_t width) {
+  std::string s = "0x";
+  char byte[4];
+  for (uint64_t k = std::min<uint64_t>(width, 16); k-- > 0;) {
+    std::snprintf(byte, sizeof byte, "%02x", w[k]);
+    s += byte;
+  }
+  if (width > 16) s += "...";
+  return s;
+}
+
 std::string number(double v, Dtype dtype) {
   char s[48];
   std::snprintf(s, sizeof s, dtype == Dtype::f32 ? "%.9g" : "%.17g", v);

@@ -165,6 +165,9 @@ double ulp_of(Dtype dtype, double x);
 bool same_bits(double a, double b);
 // "%.9g" for float32, "%.17g" for float64.
 std::string number(double v, Dtype dtype);
+// A little-endian word of `width` bytes as "0x..." from its top byte (the top 16 bytes of wider
+// words, then "...").
+std::string hex_word(const uint8_t* w, uint64_t width);
 
 // For the modes past 2^31 elements: body(begin, end, worker) over [0, n) in chunks on every core
 // (worker < worker_count()); worker 0 passes the count of finished chunks to `finished` (when
