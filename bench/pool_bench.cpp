@@ -29,6 +29,7 @@ struct Config {
   const char* op;  // the tlrt op and its ATen composition's name
   int kernel, stride, padding;
   bool smooth, backward;
+  bool tiles = false;  // smooth 3x3 stride 1: the shared-memory tiles instead of the streaming kernels
 };
 
 constexpr Config kConfigs[] = {
@@ -36,6 +37,8 @@ constexpr Config kConfigs[] = {
     {"avgpool_fwd", 2, 2, 0, false, false},       {"avgpool_bwd", 2, 2, 0, false, true},
     {"smooth_maxpool_fwd", 2, 2, 0, true, false}, {"smooth_maxpool_bwd", 2, 2, 0, true, true},
     {"smooth_maxpool_fwd", 3, 1, 1, true, false}, {"smooth_maxpool_bwd", 3, 1, 1, true, true},
+    {"smooth_maxpool_fwd", 3, 1, 1, true, false, true},
+    {"smooth_maxpool_bwd", 3, 1, 1, true, true, true},
 };
 
 tlrt::kernels::PoolGeometry geometry(const Config& c) {
@@ -83,13 +86,18 @@ void pool_benchmarks(Harness& h, const BenchOptions&) {
       scalars.push_back(static_cast<double>(kChannels));
       const void* inputs[2] = {average && c.backward ? static_cast<const void*>(dy) : x, dy};
       const int n_inputs = c.backward && !average ? 2 : 1;
+      // The tiles rows repeat a geometry whose ATen path the streaming row measured.
       const double aten_us =
-          std::max(0.0, aten::median_us(h, c.op, 0, inputs, n_inputs, scalars.data(), n, 5));
+          c.tiles ? 0.0
+                  : std::max(0.0, aten::median_us(h, c.op, 0, inputs, n_inputs, scalars.data(), n, 5));
+      tlrt::kernels::set_smooth_schedule(c.tiles ? tlrt::kernels::SmoothSchedule::tiles
+                                                 : tlrt::kernels::SmoothSchedule::streaming);
       Row r;
       r.group = "pool";
       r.name = op + " float32, C 2048 x 112x112, " + std::to_string(c.kernel) + "x" +
                std::to_string(c.kernel) + " stride " + std::to_string(c.stride) +
-               (c.padding != 0 ? " pad " + std::to_string(c.padding) : "");
+               (c.padding != 0 ? " pad " + std::to_string(c.padding) : "") +
+               (c.tiles ? " (shared-memory tiles)" : "");
       r.median_us = h.device_median_us(
           [&](CUstream_st* s) {
             if (op == "maxpool_fwd") {
@@ -124,6 +132,7 @@ void pool_benchmarks(Harness& h, const BenchOptions&) {
       r.aten_us = aten_us;
       h.add(r);
     }
+    tlrt::kernels::set_smooth_schedule(tlrt::kernels::SmoothSchedule::streaming);
   }
   cudaFree(x);
   cudaFree(dy);

@@ -3,7 +3,8 @@
 // plane kernels, the runtime-kernel plane kernel, the 3-D kernels, the disjoint-window backward
 // with and without the zeroing memset, the gather backward and, for the shapes outside the
 // smooth-max tiles, its smooth-max statistics pass; the smooth-max shared-memory tiles for 2x2 and
-// 3x3 kernels at stride 1 and 2 with padding, and the 16-byte 2x2 stride-2 group kernel),
+// 3x3 kernels at stride 1 and 2 with padding, the 16-byte 2x2 stride-2 group kernel, and the
+// streaming kernels of float32 3x3 stride 1, also compared with the tiles bit for bit),
 // operands at an element offset of 1 (the pair paths must step aside), NaN / +-inf / -0 inputs,
 // and ten runs giving the same bits with the deterministic setting on. Max and average pooling
 // are bit-exact ("equal bits or both NaN"); smooth max pooling within the bound of
@@ -356,6 +357,44 @@ TEST_F(PoolGpu, TenRunsGiveTheSameBitsFloat32) {
 
 TEST_F(PoolGpu, TenRunsGiveTheSameBitsFloat64) {
   repeatable<double>();
+}
+
+// The streaming kernels of float32 3x3 stride-1 smooth max pooling against the shared-memory
+// tiles, bit for bit: paddings 0 to 2, widths around the 4-column groups and the 120 columns a
+// warp writes (one and several warps across a row), heights from 1 to several strips, both signs
+// of beta, NaN / +-inf / -0 inputs.
+TEST_F(PoolGpu, SmoothStreamingMatchesTilesBitForBit) {
+  using tlrt::kernels::SmoothSchedule;
+  uint64_t key = 0x5eed;
+  int compared = 0;
+  for (uint64_t pad : {0, 1, 2}) {
+    for (uint64_t w : {1, 3, 4, 5, 7, 112, 119, 121, 125, 250, 301}) {
+      for (uint64_t h : {1, 2, 3, 33, 130}) {
+        if (h + 2 * pad < 3 || w + 2 * pad < 3) continue;
+        const PoolGeometry g = geometry({h, w}, {3, 3}, {1, 1}, {pad, pad}, 3);
+        const std::vector<float> x = random_values<float>(g.channels * g.in_volume, key++, true);
+        const std::vector<float> dy = random_values<float>(g.channels * g.out_volume, key++, false);
+        for (float beta : {1.0f, -0.5f, 3e4f}) {
+          for (Op op : {Op::smooth_fwd, Op::smooth_bwd}) {
+            tlrt::kernels::set_smooth_schedule(SmoothSchedule::tiles);
+            const std::vector<float> want = run_cuda(op, g, x, dy, beta, 0);
+            tlrt::kernels::set_smooth_schedule(SmoothSchedule::streaming);
+            for (uint64_t offset : {0, 1}) {
+              const std::vector<float> got = run_cuda(op, g, x, dy, beta, offset);
+              ASSERT_EQ(got.size(), want.size());
+              for (size_t i = 0; i < got.size(); ++i) {
+                ASSERT_EQ(bits(got[i]), bits(want[i]))
+                    << name_of(op) << " " << h << "x" << w << " pad " << pad << " beta " << beta
+                    << " offset " << offset << " at " << i;
+              }
+              ++compared;
+            }
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(compared, 1000);
 }
 
 // Indices past 2^31: a rank-1 geometry of 2^31 + 8 float32 elements, 2 of stride 2 (the 64-bit

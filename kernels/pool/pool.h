@@ -84,6 +84,12 @@ void avgpool_bwd_cuda(const T* dy, T* dx, const PoolGeometry& g, CUstream_st* st
 template <class T>
 void smooth_maxpool_fwd_cuda(const T* x, T b, T* y, const PoolGeometry& g, CUstream_st* stream);
 uint64_t smooth_maxpool_bwd_workspace_bytes(const PoolGeometry& g, size_t element_bytes);
+// The kernels of smooth max pooling on float32 3x3 stride-1 planes: streaming (the default; rows
+// kept in registers down a strip) or the shared-memory tiles. Both give the same bits; the
+// setting is process-wide and exists so that tests and the bench can compare them.
+enum class SmoothSchedule { streaming, tiles };
+void set_smooth_schedule(SmoothSchedule schedule);
+SmoothSchedule smooth_schedule();
 template <class T>
 void smooth_maxpool_bwd_cuda(const T* x, const T* dy, T b, T* dx, void* workspace,
                              const PoolGeometry& g, CUstream_st* stream);
