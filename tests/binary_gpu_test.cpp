@@ -254,8 +254,9 @@ void random_on_device(std::uint64_t fallback) {
     run_on_device<TLBinary<E, F, Bias, Enc>>(scalar_name<E, F, Bias, Enc>(), a, b, software);
 }
 
-template <int Enc>
+template <int Enc, int E = 4, int F = 3, long long Bias = 7>
 void exhaustive_on_device() {
+  static_assert(1 + E + F == 8);
   if (!have_device() || !driver().ok) GTEST_SKIP() << "no CUDA device";
   if (!nvrtc().ok) GTEST_SKIP() << "NVRTC (libnvrtc.so) could not be loaded";
   std::vector<Word> a, b;
@@ -264,7 +265,7 @@ void exhaustive_on_device() {
       a.push_back(Word{static_cast<std::uint8_t>(i)});
       b.push_back(Word{static_cast<std::uint8_t>(j)});
     }
-  run_on_device<TLBinary<4, 3, 7, Enc>>(scalar_name<4, 3, 7, Enc>(), a, b, false);
+  run_on_device<TLBinary<E, F, Bias, Enc>>(scalar_name<E, F, Bias, Enc>(), a, b, false);
 }
 
 // ---- compile everywhere (NVRTC only) ------------------------------------------------------------
@@ -304,6 +305,17 @@ TEST(BinaryNvrtc, EveryFormatCompilesCleanly) {
         if (software) {
           EXPECT_EQ(ptx.find(".f16"), std::string::npos) << scalar;
         }
+        // Formats with F <= 10 and a moderate exponent range compute through binary32, in
+        // device code only and not in software mode.
+        if (scalar == scalar_name<5, 10, 13, 0>() || scalar == scalar_name<4, 3, 7, 1>()) {
+          for (const char* op : {"add.rn.f32", "mul.rn.f32", "div.rn.f32"}) {
+            if (software) {
+              EXPECT_EQ(ptx.find(op), std::string::npos) << scalar << " " << op;
+            } else {
+              EXPECT_NE(ptx.find(op), std::string::npos) << scalar << " " << op;
+            }
+          }
+        }
       }
 }
 
@@ -321,6 +333,26 @@ TEST(BinaryDevice, Exhaustive8BitEncoding2) {
 }
 TEST(BinaryDevice, Exhaustive8BitEncoding3) {
   exhaustive_on_device<3>();
+}
+// The binary32-assisted path (F <= 10) against the host's integer path: other biases at the
+// edges of its condition, the other encodings, a format where only sums take it.
+TEST(BinaryDevice, Exhaustive8BitF32Edges) {
+  exhaustive_on_device<0, 4, 3, 61>();
+  exhaustive_on_device<2, 4, 3, -48>();
+  exhaustive_on_device<3, 6, 1, 31>();
+  exhaustive_on_device<1, 1, 6, 0>();
+}
+TEST(BinaryDevice, Binary16OtherEncodings) {
+  random_on_device<5, 10, 15, 1>(1 << 18);
+  random_on_device<5, 10, 15, 2>(1 << 18);
+  random_on_device<5, 10, 15, 3>(1 << 18);
+}
+TEST(BinaryDevice, F32PathEdges) {
+  random_on_device<5, 10, 54, 0>(1 << 18);
+  random_on_device<5, 10, -32, 1>(1 << 18);
+  random_on_device<6, 9, 0, 0>(1 << 18);
+  random_on_device<6, 9, 55, 2>(1 << 18);
+  random_on_device<7, 8, 63, 0>(1 << 18);  // sums only
 }
 TEST(BinaryDevice, Binary16) {
   random_on_device<5, 10, 15, 0>(1 << 20);

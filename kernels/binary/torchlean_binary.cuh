@@ -7,7 +7,12 @@
 // compiled by NVRTC (registered in memory as "torchlean_binary.cuh", SPEC-runtime 10.4) and as host
 // C++17, so the reference backend and the tests run the identical arithmetic. Device code runs the
 // hardware instruction for binary16, bfloat16, binary32 and binary64 and replaces only its NaN
-// results by the format's NaN; defining TORCHLEAN_BINARY_SOFTWARE keeps every format in software.
+// results by the format's NaN. Other formats with F <= 10 compute on the device through one
+// binary32 operation and one rounding to the format, branch-free, with the same bits (sums for
+// E <= 7 and any bias; products and quotients where 2 (1 - Bias - F) >= -126 and
+// 2 (2^E - Bias) <= 128); the host compiles that path too and takes it only where
+// TORCHLEAN_BINARY_HOST_F32 is defined. Defining TORCHLEAN_BINARY_SOFTWARE keeps every format in
+// integer software.
 //
 // Self-contained on purpose: no #include, nothing from a standard library.
 #pragma once
@@ -22,6 +27,16 @@
 #define TLBINARY_HARDWARE 1
 #else
 #define TLBINARY_HARDWARE 0
+#endif
+
+// The binary32-assisted arithmetic (Format's *_f32 paths) runs in device code; the host compiles
+// it too (its float arithmetic must then be IEEE binary32, round to nearest, subnormals kept) but
+// takes it only where TORCHLEAN_BINARY_HOST_F32 is defined.
+#if !defined(TORCHLEAN_BINARY_SOFTWARE) && \
+    (defined(__CUDA_ARCH__) || defined(TORCHLEAN_BINARY_HOST_F32))
+#define TLBINARY_F32 1
+#else
+#define TLBINARY_F32 0
 #endif
 
 namespace tlbinary {
@@ -66,6 +81,100 @@ TLBINARY_HD inline unsigned mulhi32(unsigned a, unsigned b) {
 #else
   return static_cast<unsigned>((static_cast<u64>(a) * b) >> 32);
 #endif
+}
+
+// IEEE binary32 on bit patterns: one correctly rounded operation each (round to nearest even,
+// subnormal operands and results kept whatever the compiler's flush-to-zero setting: explicit PTX
+// without .ftz on the device).
+TLBINARY_HD inline float f32_of_bits(unsigned u) {
+#if defined(__CUDA_ARCH__)
+  return __uint_as_float(u);
+#else
+  float f;
+  __builtin_memcpy(&f, &u, sizeof f);
+  return f;
+#endif
+}
+TLBINARY_HD inline unsigned bits_of_f32(float f) {
+#if defined(__CUDA_ARCH__)
+  return __float_as_uint(f);
+#else
+  unsigned u;
+  __builtin_memcpy(&u, &f, sizeof u);
+  return u;
+#endif
+}
+TLBINARY_HD inline float f32_add(float x, float y) {
+#if defined(__CUDA_ARCH__)
+  float z;
+  asm("add.rn.f32 %0, %1, %2;" : "=f"(z) : "f"(x), "f"(y));
+  return z;
+#else
+  return x + y;
+#endif
+}
+TLBINARY_HD inline float f32_sub(float x, float y) {
+#if defined(__CUDA_ARCH__)
+  float z;
+  asm("sub.rn.f32 %0, %1, %2;" : "=f"(z) : "f"(x), "f"(y));
+  return z;
+#else
+  return x - y;
+#endif
+}
+TLBINARY_HD inline float f32_mul(float x, float y) {
+#if defined(__CUDA_ARCH__)
+  float z;
+  asm("mul.rn.f32 %0, %1, %2;" : "=f"(z) : "f"(x), "f"(y));
+  return z;
+#else
+  return x * y;
+#endif
+}
+TLBINARY_HD inline float f32_div(float x, float y) {
+#if defined(__CUDA_ARCH__)
+  float z;
+  asm("div.rn.f32 %0, %1, %2;" : "=f"(z) : "f"(x), "f"(y));
+  return z;
+#else
+  return x / y;
+#endif
+}
+TLBINARY_HD inline float f32_abs(float x) {
+#if defined(__CUDA_ARCH__)
+  float z;
+  asm("abs.f32 %0, %1;" : "=f"(z) : "f"(x));
+  return z;
+#else
+  return __builtin_fabsf(x);
+#endif
+}
+// 1 / y, exact where y is 0, an infinity or a NaN (device: the approximate reciprocal).
+TLBINARY_HD inline float f32_rcp_special(float y) {
+#if defined(__CUDA_ARCH__)
+  float z;
+  asm("rcp.approx.f32 %0, %1;" : "=f"(z) : "f"(y));
+  return z;
+#else
+  return 1.0f / y;
+#endif
+}
+// x * 2^K by one or two multiplications by normal powers of two (both up or both down, so that the
+// intermediate is exact whenever the result is).
+template <int K>
+TLBINARY_HD inline float f32_scale(float x) {
+  static_assert(K >= -252 && K <= 254, "f32_scale: 2^K out of reach");
+  if constexpr (K == 0) {
+    return x;
+  } else if constexpr (K > 127) {
+    return f32_mul(f32_mul(x, f32_of_bits(254u << 23)),
+                   f32_of_bits(static_cast<unsigned>(K) << 23));
+  } else if constexpr (K < -126) {
+    return f32_mul(f32_mul(x, f32_of_bits(1u << 23)),
+                   f32_of_bits(static_cast<unsigned>(K + 126 + 127) << 23));
+  } else {
+    return f32_mul(x, f32_of_bits(static_cast<unsigned>(K + 127) << 23));
+  }
 }
 
 // The machine word of the word-level arithmetic (Format's fast paths), with its helpers.
@@ -889,6 +998,132 @@ struct Format {
     return round_word<true, true>(sign, ex - ey + static_cast<int>(Bias), m);
   }
 
+  // ---- binary32-assisted arithmetic ------------------------------------------------------------
+  // For p = F + 1 <= 11 every value of a moderate exponent range is a binary32 number, and one
+  // binary32 operation followed by one rounding to the format gives the correctly rounded result
+  // (double rounding is innocuous: Figueroa, + - with 24 >= 2p + 1, / with 24 >= 2p). The two
+  // roundings can only disagree if binary32 rounds the exact result z onto one of the format's
+  // rounding midpoints m (binade e), which needs |z - m| <= 2^(e - 24). A sum that close to m is
+  // exact in binary32 or lies at least 2^(e - 2p) from m (the smaller operand is then a multiple
+  // of 2^(e - 2p)); a quotient x / y lies more than 2^(e - 2p) from m (x - m y is a multiple of
+  // 2^(e - p) ulp(y)), on the subnormal grid as well; products of two p-bit significands and
+  // sums below the normal range are exact. Rounding is monotonic and every midpoint is a binary32
+  // number, so otherwise both roundings fall on the same side of every midpoint. NaN and infinite
+  // words enter as binary32 NaN and infinities, so the instruction resolves special operands as
+  // the table of 10.8 does except for which NaN comes out; that choice is made on the words. No
+  // branches.
+  //
+  // Addition works on the words' "scaled" values (value * 2^(Bias - 127)): the magnitude shifted
+  // so that the exponent field becomes binary32's, the format's subnormals landing on binary32's
+  // subnormals, whose grid (2^-149) is finer than the format's (2^(-126 - F)); a sum below 2^-126
+  // is then exact, and above it binary32 rounds relative to the binade as without the scaling.
+  // That holds for any bias, so the condition is E <= 7 (the largest sum stays finite). Products
+  // and quotients are formed on the values themselves (the scaled value times 2^(127 - Bias)):
+  // every nonzero product, quotient and value, with L = 1 - Bias - F (the smallest subnormal is
+  // 2^L) and H = 2^E - Bias (every finite value is below 2^H), must lie in binary32's normal
+  // range: 2L >= -126 and 2H <= 128 (hence H - L = 2^E - 1 + F <= 73, E <= 6).
+  static constexpr long long kL = 1 - Bias - F;
+  static constexpr long long kH = (1LL << E) - Bias;
+  static constexpr bool kF32Add = F <= 10 && E <= 7;
+  static constexpr bool kF32Mul = F <= 10 && 2 * kL >= -126 && 2 * kH <= 128;
+  static constexpr bool kF32Div = kF32Mul;
+
+  // The binary32 bits of a word's scaled value, NaN and infinite words as binary32 NaN and
+  // infinities. The word moves up to put its sign at bit 31, then arithmetically down to put the
+  // exponent field at bit 23, and the copies of the sign inside binary32's exponent field are
+  // cleared; for encodings 0 and 1 binary32's all-ones exponent is ORed in.
+  TLBINARY_HD static unsigned f32_scaled_bits(W w) {
+    const unsigned top = static_cast<unsigned>(w) << (31 - E - F);
+    const unsigned u = static_cast<unsigned>(static_cast<int>(top) >> (8 - E)) &
+                       ~(((1u << (8 - E)) - 1u) << (23 + E));
+    // The magnitude at the top, for the special words.
+    const unsigned mag = top << 1;
+    if constexpr (Encoding == 0)
+      return u | (mag >= static_cast<unsigned>(kTop) << (32 - E - F) ? 0x7f800000u : 0u);
+    if constexpr (Encoding == 1) return u | (mag == ~0u << (32 - E - F) ? 0x7fc00000u : 0u);
+    if constexpr (Encoding == 2) return w == kSign ? 0x7fc00000u : u;
+    return u;
+  }
+  // A word's value (not scaled) as a binary32.
+  TLBINARY_HD static float f32_value(W w) {
+    return f32_scale<static_cast<int>(127 - Bias)>(f32_of_bits(f32_scaled_bits(w)));
+  }
+
+  // The word of a binary32 result r of operands a and b: r's value (Scaled: r times
+  // 2^(127 - Bias)) rounded to the format, or the table's NaN when r is a NaN.
+  template <bool Scaled>
+  TLBINARY_HD static W f32_result(W a, W b, float r) {
+    const unsigned u = bits_of_f32(r);
+    // Round |r| to the format's quantum at its binade: adding c = 1.5 * 2^(23 - F) quanta leaves
+    // exactly one quantum as c's unit in the last place (binary32 rounds to nearest even there),
+    // subtracting c again is exact. Products and quotients below the smallest normal binade take
+    // its quantum, the smallest subnormal; scaled sums there need no floor, being exact multiples
+    // of the smallest subnormal, which a finer quantum leaves as they are. An infinite |r| stays
+    // infinite (c is then some finite number) and overflows below, as every |r| of at least 2^H
+    // does; where the largest finite products or quotients would push c's exponent to binary32's
+    // top, the binade is capped at 2^H's.
+    constexpr unsigned kMinBinade = static_cast<unsigned>(1 - Bias + 127) << 23;
+    constexpr long long kTopField =
+        126 + (2 * kH > kH - kL ? 2 * kH : kH - kL);  // of finite products, quotients
+    unsigned binade = u & 0x7f800000u;
+    if constexpr (!Scaled) binade = max_of(binade, kMinBinade);
+    if constexpr (!Scaled && kTopField + 23 - F >= 255)
+      binade = min_of(binade, static_cast<unsigned>(kH + 127) << 23);
+    const float c = f32_of_bits(binade + ((23u - F) << 23) + 0x00400000u);
+    float s = f32_sub(f32_add(f32_abs(r), c), c);
+    // To the scaled value, whose bits are the word's magnitude shifted (exact: s is a multiple
+    // of the format's smallest subnormal).
+    if constexpr (!Scaled) s = f32_scale<static_cast<int>(Bias - 127)>(s);
+    const W q = static_cast<W>(bits_of_f32(s) >> (23 - F));
+    const W sign = static_cast<W>(u >> (31 - E - F)) & kSign;
+    W w;
+    if constexpr (Encoding == 0) {
+      w = sign | min_of(q, kTop);
+    } else if constexpr (Encoding == 2) {
+      w = q > kMag ? kSign : q == 0 ? W(0) : sign | q;
+    } else {
+      w = sign | min_of(q, kMag);
+    }
+    // A NaN result comes from a NaN operand or an invalid operation. The table's NaN is computed
+    // on every lane and selected (random words make a branch diverge in most warps).
+    W nan;
+    if constexpr (Encoding == 2) {
+      nan = kSign;
+    } else if constexpr (Encoding == 3) {
+      nan = kInvalid;
+    } else if constexpr (Encoding == 1) {
+      nan = is_nan_word(a) ? a : is_nan_word(b) ? b : kInvalid;
+    } else {
+      // pick_nan_word's choice in fewer steps: b, unless a is a NaN and not (a quiet and b a
+      // signalling NaN); the infinity kTop stands for b when neither is a NaN (kTop | kQuiet is
+      // the invalid result).
+      constexpr W kQuiet = W(1) << (F - 1);
+      const bool na = (a & kMag) > kTop, nb = (b & kMag) > kTop;
+      const bool take_b = (!na) | (nb & ((a & ~b & kQuiet) != 0));  // no short-circuit branches
+      nan = (take_b ? (nb ? b : kTop) : a) | kQuiet;
+    }
+    return r == r ? w : nan;
+  }
+
+  TLBINARY_HD static W add_f32(W a, W b, bool flip) {
+    if (flip && (Encoding != 2 || (b & kMag) != 0)) b ^= kSign;  // encoding 2 keeps +0, NaN
+    const float r = f32_add(f32_of_bits(f32_scaled_bits(a)), f32_of_bits(f32_scaled_bits(b)));
+    return f32_result<true>(a, b, r);
+  }
+  TLBINARY_HD static W mul_f32(W a, W b) {
+    return f32_result<false>(a, b, f32_mul(f32_value(a), f32_value(b)));
+  }
+  // The division instruction sequence leaves zeros, infinities and NaNs to a slow path, which
+  // random words would send most warps through: those operands take x * (1 / y) instead (exact
+  // for them on the device's approximate reciprocal too: 1 / 0, 1 / inf and 1 / NaN are inf, 0
+  // and NaN, and x is then 0, inf or NaN if y is not), and the division sees 1 / 1.
+  TLBINARY_HD static W div_f32(W a, W b) {
+    const float x = f32_value(a), y = f32_value(b), inf = f32_of_bits(0x7f800000u);
+    const bool ordinary = f32_abs(x) < inf && f32_abs(y) < inf && !(x == 0.0f) && !(y == 0.0f);
+    const float one = 1.0f, q = f32_div(ordinary ? x : one, ordinary ? y : one);
+    return f32_result<false>(a, b, ordinary ? q : f32_mul(x, f32_rcp_special(y)));
+  }
+
 #if TLBINARY_HARDWARE
   static constexpr bool kSingle = E == 8 && F == 23 && Bias == 127 && Encoding == 0;
   static constexpr bool kDouble = E == 11 && F == 52 && Bias == 1023 && Encoding == 0;
@@ -970,6 +1205,12 @@ struct Format {
       return;
     }
 #endif
+#if TLBINARY_F32
+    if constexpr (kF32Add) {
+      store_word(r, add_f32(load_word(a), load_word(b), flip));
+      return;
+    }
+#endif
     if constexpr (kFast) {
       store_word(r, add_word(load_word(a), load_word(b), flip));
     } else {
@@ -984,6 +1225,12 @@ struct Format {
       return;
     }
 #endif
+#if TLBINARY_F32
+    if constexpr (kF32Mul) {
+      store_word(r, mul_f32(load_word(a), load_word(b)));
+      return;
+    }
+#endif
     if constexpr (kFast) {
       store_word(r, mul_word(load_word(a), load_word(b)));
     } else {
@@ -995,6 +1242,12 @@ struct Format {
 #if TLBINARY_HARDWARE
     if constexpr (kHardwareDiv) {
       store_word(r, hardware_word<Op::div>(load_word(a), load_word(b)));
+      return;
+    }
+#endif
+#if TLBINARY_F32
+    if constexpr (kF32Div) {
+      store_word(r, div_f32(load_word(a), load_word(b)));
       return;
     }
 #endif
