@@ -151,6 +151,28 @@ unsigned threads() {
   return std::max(1u, std::min(8u, std::thread::hardware_concurrency()));
 }
 
+// Runs body(t, n) on n threads, t = 0 .. n - 1, and returns the seconds it took.
+template <class Body>
+double on_threads(Body&& body) {
+  const auto start = std::chrono::steady_clock::now();
+  const unsigned n = threads();
+  std::vector<std::thread> pool;
+  for (unsigned t = 0; t < n; ++t) pool.emplace_back([&, t] { body(t, n); });
+  for (auto& th : pool) th.join();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// One operation on both paths; a mismatch is counted in `failed` and reported.
+template <class P, class W>
+void check_pair(Tally& tally, const std::string& format, int op, W a, W b,
+                std::uint64_t& failed) {
+  const W got = P::got(op, a, b), want = P::want(op, a, b);
+  if (got != want) {
+    ++failed;
+    report(tally, format, op, a, b, got, want);
+  }
+}
+
 // Every first operand a with a % stride == 0 against every second operand, the four operations
 // (only those that take the binary32 path), spread over the cores.
 template <int E, int F, long long Bias, int Enc>
@@ -159,31 +181,18 @@ void exhaustive(unsigned stride = 1, bool print = false) {
   using W = typename P::W;
   const std::string format = name(E, F, Bias, Enc);
   Tally tally;
-  const auto start = std::chrono::steady_clock::now();
-  const unsigned n = threads();
-  std::vector<std::thread> pool;
-  for (unsigned t = 0; t < n; ++t)
-    pool.emplace_back([&, t] {
-      std::uint64_t checked = 0, failed = 0;
-      for (W a = static_cast<W>(t) * stride; a < P::kWords; a += static_cast<W>(n) * stride) {
-        for (int op = 0; op < 4; ++op) {
-          if (!P::uses_f32(op)) continue;
-          for (W b = 0; b < P::kWords; ++b) {
-            const W got = P::got(op, a, b), want = P::want(op, a, b);
-            if (got != want) {
-              ++failed;
-              report(tally, format, op, a, b, got, want);
-            }
-          }
-          checked += P::kWords;
-        }
+  const double seconds = on_threads([&](unsigned t, unsigned n) {
+    std::uint64_t checked = 0, failed = 0;
+    for (W a = static_cast<W>(t) * stride; a < P::kWords; a += static_cast<W>(n) * stride) {
+      for (int op = 0; op < 4; ++op) {
+        if (!P::uses_f32(op)) continue;
+        for (W b = 0; b < P::kWords; ++b) check_pair<P>(tally, format, op, a, b, failed);
+        checked += P::kWords;
       }
-      tally.checked += checked;
-      tally.failed += failed;
-    });
-  for (auto& th : pool) th.join();
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    }
+    tally.checked += checked;
+    tally.failed += failed;
+  });
   if (print)
     std::printf(
         "[ f32     ] %s: %llu operations (first operands with stride %u), %llu mismatches, "
@@ -204,38 +213,27 @@ void random_pairs(std::uint64_t fallback) {
   const std::string format = name(E, F, Bias, Enc);
   const std::uint64_t pairs = tlrt::binary_oracle::pair_count(fallback);
   Tally tally;
-  const auto start = std::chrono::steady_clock::now();
-  const unsigned n = threads();
-  std::vector<std::thread> pool;
-  for (unsigned t = 0; t < n; ++t)
-    pool.emplace_back([&, t] {
-      WordSource source({E, F, Bias, Enc}, 0xf32000ULL + E * 131ULL + F * 7ULL + Enc * 3ULL +
-                                               static_cast<std::uint64_t>(Bias) * 1009ULL + t);
-      auto to_word = [](const Word& w) {
-        W r = 0;
-        for (std::size_t i = 0; i < w.size(); ++i) r |= static_cast<W>(w[i]) << (8 * i);
-        return r;
-      };
-      std::uint64_t checked = 0, failed = 0;
-      for (std::uint64_t i = t; i < pairs; i += n) {
-        const Word wa = source.next();
-        const W a = to_word(wa), b = to_word(source.next_related(wa));
-        for (int op = 0; op < 4; ++op) {
-          if (!P::uses_f32(op)) continue;
-          const W got = P::got(op, a, b), want = P::want(op, a, b);
-          ++checked;
-          if (got != want) {
-            ++failed;
-            report(tally, format, op, a, b, got, want);
-          }
-        }
+  const double seconds = on_threads([&](unsigned t, unsigned n) {
+    WordSource source({E, F, Bias, Enc}, 0xf32000ULL + E * 131ULL + F * 7ULL + Enc * 3ULL +
+                                             static_cast<std::uint64_t>(Bias) * 1009ULL + t);
+    auto to_word = [](const Word& w) {
+      W r = 0;
+      for (std::size_t i = 0; i < w.size(); ++i) r |= static_cast<W>(w[i]) << (8 * i);
+      return r;
+    };
+    std::uint64_t checked = 0, failed = 0;
+    for (std::uint64_t i = t; i < pairs; i += n) {
+      const Word wa = source.next();
+      const W a = to_word(wa), b = to_word(source.next_related(wa));
+      for (int op = 0; op < 4; ++op) {
+        if (!P::uses_f32(op)) continue;
+        ++checked;
+        check_pair<P>(tally, format, op, a, b, failed);
       }
-      tally.checked += checked;
-      tally.failed += failed;
-    });
-  for (auto& th : pool) th.join();
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    }
+    tally.checked += checked;
+    tally.failed += failed;
+  });
   std::printf("[ f32     ] %s: %llu random pairs, %llu operations, %llu mismatches, %.1f s\n",
               format.c_str(), static_cast<unsigned long long>(pairs),
               static_cast<unsigned long long>(tally.checked.load()),
