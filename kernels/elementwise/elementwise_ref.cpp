@@ -1,12 +1,9 @@
 // Reference launcher of the elementwise family: a plain loop over elements calling the
 // reference functor (elementwise_ref.h) of the operation. Element order does not matter for an
 // elementwise map, so large buffers are cut into contiguous ranges run on several threads.
-#include <algorithm>
-#include <thread>
-#include <vector>
-
-#include "kernels/elementwise/elementwise.h"
 #include "kernels/elementwise/elementwise_ref.h"
+#include "kernels/common/host_parallel.h"
+#include "kernels/elementwise/elementwise.h"
 
 #if TLRT_HAVE_QUADMATH
 #include <quadmath.h>
@@ -70,21 +67,9 @@ void run_range(const T* const* in, T* const* out, const T* scalars, uint64_t beg
 
 template <class Op, class T>
 void run(const T* const* in, T* const* out, const T* scalars, uint64_t n) {
-  constexpr uint64_t kPerThread = uint64_t{1} << 18;
-  const uint64_t hw = std::max(1u, std::thread::hardware_concurrency());
-  const uint64_t threads = std::min<uint64_t>(hw, (n + kPerThread - 1) / kPerThread);
-  if (threads <= 1) {
-    run_range<Op>(in, out, scalars, 0, n);
-    return;
-  }
-  const uint64_t per = (n + threads - 1) / threads;
-  std::vector<std::thread> workers;
-  for (uint64_t t = 1; t < threads; ++t) {
-    const uint64_t begin = t * per, end = std::min(n, begin + per);
-    if (begin < end) workers.emplace_back([=] { run_range<Op>(in, out, scalars, begin, end); });
-  }
-  run_range<Op>(in, out, scalars, 0, std::min(n, per));
-  for (std::thread& w : workers) w.join();
+  parallel_ranges(n, uint64_t{1} << 18, [&](uint64_t begin, uint64_t end) {
+    run_range<Op>(in, out, scalars, begin, end);
+  });
 }
 
 }  // namespace

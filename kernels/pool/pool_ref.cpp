@@ -3,11 +3,15 @@
 // folds in the dtype in ATen's order and divides once; smooth max pooling follows the staged
 // roundings of SPEC-ops 14.5 in the dtype (built with -ffp-contract=off), with exp and log taken
 // in long double and rounded once to T. Only the exp/log values differ from the CUDA backend.
+// Channels are independent: large calls run ranges of channels on several threads
+// (kernels/common/host_parallel.h), each channel in the same order as one loop.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
 #include <vector>
 
+#include "kernels/common/host_parallel.h"
 #include "kernels/pool/pool.h"
 
 namespace tlrt::kernels {
@@ -148,110 +152,127 @@ Stats<T> smooth_stats(const T* x, T b, const PoolGeometry& g, const Window& w) {
   return {p, d};
 }
 
+// Channels per thread range: enough that a range handles at least 2^16 positions.
+uint64_t channel_grain(const PoolGeometry& g) {
+  return std::max<uint64_t>(
+      1, (uint64_t{1} << 16) / std::max<uint64_t>(1, g.in_volume + g.out_volume));
+}
+
 }  // namespace
 
 template <class T>
 void maxpool_fwd_ref(const T* x, T* y, const PoolGeometry& g) {
-  for (uint64_t c = 0; c < g.channels; ++c) {
-    const T* xc = x + c * g.in_volume;
-    T* yc = y + c * g.out_volume;
-    for_outputs(g, [&](const int64_t* o, uint64_t q) {
-      yc[q] = xc[max_selection(xc, g, window_of(g, o))];
-    });
-  }
+  parallel_ranges(g.channels, channel_grain(g), [&](uint64_t c_begin, uint64_t c_end) {
+    for (uint64_t c = c_begin; c < c_end; ++c) {
+      const T* xc = x + c * g.in_volume;
+      T* yc = y + c * g.out_volume;
+      for_outputs(g, [&](const int64_t* o, uint64_t q) {
+        yc[q] = xc[max_selection(xc, g, window_of(g, o))];
+      });
+    }
+  });
 }
 
 template <class T>
 void maxpool_bwd_ref(const T* x, const T* dy, T* dx, const PoolGeometry& g) {
-  for (uint64_t c = 0; c < g.channels; ++c) {
-    const T* xc = x + c * g.in_volume;
-    const T* dyc = dy + c * g.out_volume;
-    T* dxc = dx + c * g.in_volume;
-    for (uint64_t i = 0; i < g.in_volume; ++i) dxc[i] = T(0);
-    // Windows in increasing output order, each adding into its selection: for every input the
-    // additions arrive in increasing output order, as in the gather form.
-    for_outputs(g, [&](const int64_t* o, uint64_t q) {
-      const uint64_t sel = max_selection(xc, g, window_of(g, o));
-      dxc[sel] = dxc[sel] + dyc[q];
-    });
-  }
+  parallel_ranges(g.channels, channel_grain(g), [&](uint64_t c_begin, uint64_t c_end) {
+    for (uint64_t c = c_begin; c < c_end; ++c) {
+      const T* xc = x + c * g.in_volume;
+      const T* dyc = dy + c * g.out_volume;
+      T* dxc = dx + c * g.in_volume;
+      for (uint64_t i = 0; i < g.in_volume; ++i) dxc[i] = T(0);
+      // Windows in increasing output order, each adding into its selection: for every input the
+      // additions arrive in increasing output order, as in the gather form.
+      for_outputs(g, [&](const int64_t* o, uint64_t q) {
+        const uint64_t sel = max_selection(xc, g, window_of(g, o));
+        dxc[sel] = dxc[sel] + dyc[q];
+      });
+    }
+  });
 }
 
 template <class T>
 void avgpool_fwd_ref(const T* x, T* y, const PoolGeometry& g) {
   const T divisor = static_cast<T>(g.kernel_volume);
-  for (uint64_t c = 0; c < g.channels; ++c) {
-    const T* xc = x + c * g.in_volume;
-    T* yc = y + c * g.out_volume;
-    for_outputs(g, [&](const int64_t* o, uint64_t q) {
-      T s = T(0);
-      for_valid(g, window_of(g, o), [&](uint64_t i) { s = s + xc[i]; });
-      yc[q] = s / divisor;
-    });
-  }
+  parallel_ranges(g.channels, channel_grain(g), [&](uint64_t c_begin, uint64_t c_end) {
+    for (uint64_t c = c_begin; c < c_end; ++c) {
+      const T* xc = x + c * g.in_volume;
+      T* yc = y + c * g.out_volume;
+      for_outputs(g, [&](const int64_t* o, uint64_t q) {
+        T s = T(0);
+        for_valid(g, window_of(g, o), [&](uint64_t i) { s = s + xc[i]; });
+        yc[q] = s / divisor;
+      });
+    }
+  });
 }
 
 template <class T>
 void avgpool_bwd_ref(const T* dy, T* dx, const PoolGeometry& g) {
   const T divisor = static_cast<T>(g.kernel_volume);
-  for (uint64_t c = 0; c < g.channels; ++c) {
-    const T* dyc = dy + c * g.out_volume;
-    T* dxc = dx + c * g.in_volume;
-    for (uint64_t i = 0; i < g.in_volume; ++i) dxc[i] = T(0);
-    for_outputs(g, [&](const int64_t* o, uint64_t q) {
-      const T share = dyc[q] / divisor;
-      for_valid(g, window_of(g, o), [&](uint64_t i) { dxc[i] = dxc[i] + share; });
-    });
-  }
+  parallel_ranges(g.channels, channel_grain(g), [&](uint64_t c_begin, uint64_t c_end) {
+    for (uint64_t c = c_begin; c < c_end; ++c) {
+      const T* dyc = dy + c * g.out_volume;
+      T* dxc = dx + c * g.in_volume;
+      for (uint64_t i = 0; i < g.in_volume; ++i) dxc[i] = T(0);
+      for_outputs(g, [&](const int64_t* o, uint64_t q) {
+        const T share = dyc[q] / divisor;
+        for_valid(g, window_of(g, o), [&](uint64_t i) { dxc[i] = dxc[i] + share; });
+      });
+    }
+  });
 }
 
 template <class T>
 void smooth_maxpool_fwd_ref(const T* x, T b, T* y, const PoolGeometry& g) {
   const T inv_b = T(1) / b;
-  for (uint64_t c = 0; c < g.channels; ++c) {
-    const T* xc = x + c * g.in_volume;
-    T* yc = y + c * g.out_volume;
-    for_outputs(g, [&](const int64_t* o, uint64_t q) {
-      const Stats<T> st = smooth_stats(xc, b, g, window_of(g, o));
-      const T t = log_t(st.denominator) * inv_b;
-      yc[q] = st.pivot + t;
-    });
-  }
+  parallel_ranges(g.channels, channel_grain(g), [&](uint64_t c_begin, uint64_t c_end) {
+    for (uint64_t c = c_begin; c < c_end; ++c) {
+      const T* xc = x + c * g.in_volume;
+      T* yc = y + c * g.out_volume;
+      for_outputs(g, [&](const int64_t* o, uint64_t q) {
+        const Stats<T> st = smooth_stats(xc, b, g, window_of(g, o));
+        const T t = log_t(st.denominator) * inv_b;
+        yc[q] = st.pivot + t;
+      });
+    }
+  });
 }
 
 template <class T>
 void smooth_maxpool_bwd_ref(const T* x, const T* dy, T b, T* dx, const PoolGeometry& g) {
-  std::vector<Stats<T>> stats(g.out_volume);
-  std::vector<int64_t> offsets(g.kernel_volume);
-  for (uint64_t c = 0; c < g.channels; ++c) {
-    const T* xc = x + c * g.in_volume;
-    const T* dyc = dy + c * g.out_volume;
-    T* dxc = dx + c * g.in_volume;
-    for_outputs(g, [&](const int64_t* o, uint64_t q) {
-      stats[q] = smooth_stats(xc, b, g, window_of(g, o));
-    });
-    for (uint64_t i = 0; i < g.in_volume; ++i) dxc[i] = T(0);
-    // Kernel offsets in increasing order, each adding into the valid input it reaches from every
-    // window: for every input the additions arrive in increasing kernel offset.
-    for (uint64_t kappa = 0; kappa < g.kernel_volume; ++kappa) {
-      const int64_t k2 = static_cast<int64_t>(kappa % static_cast<uint64_t>(g.kernel[2]));
-      const uint64_t rest = kappa / static_cast<uint64_t>(g.kernel[2]);
-      const int64_t k1 = static_cast<int64_t>(rest % static_cast<uint64_t>(g.kernel[1]));
-      const int64_t k0 = static_cast<int64_t>(rest / static_cast<uint64_t>(g.kernel[1]));
-      const int64_t k[kPoolAxes] = {k0, k1, k2};
+  parallel_ranges(g.channels, channel_grain(g), [&](uint64_t c_begin, uint64_t c_end) {
+    std::vector<Stats<T>> stats(g.out_volume);  // one channel's P and D, per range
+    for (uint64_t c = c_begin; c < c_end; ++c) {
+      const T* xc = x + c * g.in_volume;
+      const T* dyc = dy + c * g.out_volume;
+      T* dxc = dx + c * g.in_volume;
       for_outputs(g, [&](const int64_t* o, uint64_t q) {
-        int64_t i[kPoolAxes];
-        for (int a = 0; a < kPoolAxes; ++a) {
-          i[a] = o[a] * g.stride[a] - g.padding[a] + k[a];
-          if (!valid(g, i[a], a)) return;
-        }
-        const uint64_t at = in_offset(g, i);
-        const T z = (xc[at] - stats[q].pivot) * b;
-        const T weight = exp_t(z) / stats[q].denominator;
-        dxc[at] = dxc[at] + dyc[q] * weight;
+        stats[q] = smooth_stats(xc, b, g, window_of(g, o));
       });
+      for (uint64_t i = 0; i < g.in_volume; ++i) dxc[i] = T(0);
+      // Kernel offsets in increasing order, each adding into the valid input it reaches from every
+      // window: for every input the additions arrive in increasing kernel offset.
+      for (uint64_t kappa = 0; kappa < g.kernel_volume; ++kappa) {
+        const int64_t k2 = static_cast<int64_t>(kappa % static_cast<uint64_t>(g.kernel[2]));
+        const uint64_t rest = kappa / static_cast<uint64_t>(g.kernel[2]);
+        const int64_t k1 = static_cast<int64_t>(rest % static_cast<uint64_t>(g.kernel[1]));
+        const int64_t k0 = static_cast<int64_t>(rest / static_cast<uint64_t>(g.kernel[1]));
+        const int64_t k[kPoolAxes] = {k0, k1, k2};
+        for_outputs(g, [&](const int64_t* o, uint64_t q) {
+          int64_t i[kPoolAxes];
+          for (int a = 0; a < kPoolAxes; ++a) {
+            i[a] = o[a] * g.stride[a] - g.padding[a] + k[a];
+            if (!valid(g, i[a], a)) return;
+          }
+          const uint64_t at = in_offset(g, i);
+          const T z = (xc[at] - stats[q].pivot) * b;
+          const T weight = exp_t(z) / stats[q].denominator;
+          dxc[at] = dxc[at] + dyc[q] * weight;
+        });
+      }
     }
-  }
+  });
 }
 
 #define TLRT_POOL_REF(T)                                                         \

@@ -1,0 +1,56 @@
+// kernels/common/host_parallel.h: every item in exactly one range, at most one range per hardware
+// thread, the small case on the calling thread, and an exception from any range rethrown after the join.
+#include "kernels/common/host_parallel.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <mutex>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+namespace {
+
+using tlrt::kernels::parallel_ranges;
+
+TEST(HostParallel, EveryItemRunsInExactlyOneRange) {
+  for (uint64_t n : {uint64_t{1}, uint64_t{7}, uint64_t{1000}, uint64_t{100003}}) {
+    std::vector<std::atomic<int>> seen(n);
+    std::mutex m;
+    std::vector<std::pair<uint64_t, uint64_t>> ranges;
+    parallel_ranges(n, 10, [&](uint64_t begin, uint64_t end) {
+      for (uint64_t i = begin; i < end; ++i) seen[i].fetch_add(1);
+      std::lock_guard<std::mutex> lock(m);
+      ranges.emplace_back(begin, end);
+    });
+    for (uint64_t i = 0; i < n; ++i) ASSERT_EQ(seen[i].load(), 1) << "n " << n << " item " << i;
+    EXPECT_LE(ranges.size(), std::max(1u, std::thread::hardware_concurrency()));
+  }
+}
+
+TEST(HostParallel, BelowTwoGrainsRunsOnceOnTheCallingThread) {
+  int calls = 0;
+  const std::thread::id caller = std::this_thread::get_id();
+  parallel_ranges(15, 10, [&](uint64_t begin, uint64_t end) {
+    ++calls;
+    EXPECT_EQ(begin, 0u);
+    EXPECT_EQ(end, 15u);
+    EXPECT_EQ(std::this_thread::get_id(), caller);
+  });
+  EXPECT_EQ(calls, 1);
+  parallel_ranges(0, 10, [&](uint64_t, uint64_t) { ++calls; });
+  EXPECT_EQ(calls, 1);
+}
+
+TEST(HostParallel, AnExceptionFromAnyRangeIsRethrownAfterTheJoin) {
+  std::atomic<uint64_t> done{0};
+  EXPECT_THROW(parallel_ranges(uint64_t{1} << 20, 1, [&](uint64_t begin, uint64_t end) {
+                 done += end - begin;
+                 if (end == (uint64_t{1} << 20)) throw std::runtime_error("last range");
+               }),
+               std::runtime_error);
+  EXPECT_EQ(done.load(), uint64_t{1} << 20);  // every range ran to its end before the rethrow
+}
+
+}  // namespace
