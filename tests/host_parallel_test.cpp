@@ -1,5 +1,6 @@
 // kernels/common/host_parallel.h: every item in exactly one range, at most one range per hardware
-// thread, the small case on the calling thread, and an exception from any range rethrown after the join.
+// thread, the small case on the calling thread, and an exception from any range rethrown after the
+// join.
 #include "kernels/common/host_parallel.h"
 
 #include <gtest/gtest.h>
@@ -45,10 +46,12 @@ TEST(HostParallel, BelowTwoGrainsRunsOnceOnTheCallingThread) {
 
 TEST(HostParallel, AnExceptionFromAnyRangeIsRethrownAfterTheJoin) {
   std::atomic<uint64_t> done{0};
-  EXPECT_THROW(parallel_ranges(uint64_t{1} << 20, 1, [&](uint64_t begin, uint64_t end) {
-                 done += end - begin;
-                 if (end == (uint64_t{1} << 20)) throw std::runtime_error("last range");
-               }),
+  EXPECT_THROW(parallel_ranges(uint64_t{1} << 20, 1,
+                               [&](uint64_t begin, uint64_t end) {
+                                 done += end - begin;
+                                 if (end == (uint64_t{1} << 20))
+                                   throw std::runtime_error("last range");
+                               }),
                std::runtime_error);
   EXPECT_EQ(done.load(), uint64_t{1} << 20);  // every range ran to its end before the rethrow
 }
