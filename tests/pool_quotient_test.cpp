@@ -48,7 +48,8 @@ uint64_t mismatches(uint32_t lo, uint32_t hi, const std::vector<float>& ds) {
         const float got = quotient(a, r);
         if (!same(got, want)) ++bad[part];
         // The unchecked form where its caller may use it (the smooth max backward's exp values).
-        if (r.fast && a >= 0x1p-64f && a <= 0x1p64f && bits(quotient_unchecked(a, r)) != bits(want)) {
+        if (r.fast && a >= 0x1p-64f && a <= 0x1p64f &&
+            bits(quotient_unchecked(a, r)) != bits(want)) {
           ++bad[part];
         }
       }
@@ -63,10 +64,20 @@ uint64_t mismatches(uint32_t lo, uint32_t hi, const std::vector<float>& ds) {
 // Divisors of the smooth max backward (the window sums D in [1, 9]) and others across the range,
 // binade edges included.
 std::vector<float> divisors() {
-  std::vector<float> ds = {1.0f,       std::nextafter(1.0f, 2.0f), 1.5f,  2.0f,
-                           std::nextafter(2.0f, 0.0f), 3.0f,       7.0f,  9.0f,
-                           std::nextafter(9.0f, 0.0f), 5.8731f,    0x1p-16f, 0x1p16f,
-                           -3.25f,     0.1f};
+  std::vector<float> ds = {1.0f,
+                           std::nextafter(1.0f, 2.0f),
+                           1.5f,
+                           2.0f,
+                           std::nextafter(2.0f, 0.0f),
+                           3.0f,
+                           7.0f,
+                           9.0f,
+                           std::nextafter(9.0f, 0.0f),
+                           5.8731f,
+                           0x1p-16f,
+                           0x1p16f,
+                           -3.25f,
+                           0.1f};
   std::mt19937 rng(7);
   std::uniform_real_distribution<float> u(1.0f, 9.0f);
   for (int i = 0; i < 6; ++i) ds.push_back(u(rng));
