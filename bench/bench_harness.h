@@ -18,6 +18,10 @@ constexpr int kJsonSchemaVersion = 1;
 
 // bench_kernels.cu: reads `bytes` of `buffer` on `stream`, evicting the L2 without dirtying it.
 void l2_flush(const void* buffer, size_t bytes, unsigned* sink, CUstream_st* stream);
+// bench_kernels.cu: `chains` independent chains of `adds` dependent float32 additions held in
+// registers, 8 chains per block (out: one float per chain): the add-latency bound of an ordered
+// fold whose chains have that length.
+void add_chain_bound(float* out, uint32_t chains, uint32_t adds, CUstream_st* stream);
 
 struct Row {
   std::string group;  // "allocator", "random", "transfer", ...

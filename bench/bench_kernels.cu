@@ -25,6 +25,25 @@ __global__ void read_flush_kernel(const uint4* buffer, size_t words, unsigned* s
   if (acc == 0x9E3779B9u) *sink = acc;  // keeps the loads; practically never stores
 }
 
+// 64 dependent additions per trip (the loop's own instructions stay off the chain's latency).
+__global__ void add_chain_kernel(float* out, uint32_t chains, uint32_t adds, float step) {
+  const uint32_t chain = blockIdx.x * blockDim.x + threadIdx.x;
+  float acc = static_cast<float>(chain) * 1e-3f;
+  for (uint32_t i = 0; i < adds; i += 64) {
+#pragma unroll
+    for (int k = 0; k < 64; ++k) acc = __fadd_rn(acc, step);
+  }
+  if (chain < chains) out[chain] = acc;
+}
+
+}  // namespace
+
+void add_chain_bound(float* out, uint32_t chains, uint32_t adds, CUstream_st* stream) {
+  add_chain_kernel<<<(chains + 7) / 8, 8, 0, stream>>>(out, chains, adds, 1e-7f);
+}
+
+namespace {
+
 void launch_floor_benchmarks(Harness& h, const BenchOptions&) {
   cudaStream_t s = h.stream();
   constexpr int kCalls = 2000;

@@ -2,7 +2,8 @@
 //   * reduce_sum_by_row, reduce_max_by_row, reduce_max_by_column at 65536 x 1024 (bandwidth
 //     bound: goal >= 90% of copy);
 //   * the ordered column fold of reduce_sum_axis at [65536, 1024] axis 0 (1024 chains of 65536
-//     dependent additions: bound by the add latency, about 65536 x 4 cycles) and [8192, 8192]
+//     dependent additions: bound by the add latency, measured in the same run by a kernel that
+//     runs the same chains in registers) and [8192, 8192]
 //     axis 0 (short chains: goal >= 85% of copy), and of reduce_from_broadcast [64, 1024, 1024] ->
 //     [1024] (axis map [0, 0, 1]), whose reduced axes merge into the same 65536 x 1024 geometry.
 // Each row sits next to the ATen composition TorchLean's LibTorch backend runs for the op.
@@ -115,12 +116,21 @@ void reduce_axis_benchmarks(Harness& h, const BenchOptions&) {
   add_matrix_row(h, MatrixOp::sum_by_row, x, y, workspace);
   add_matrix_row(h, MatrixOp::max_by_row, x, y, workspace);
   add_matrix_row(h, MatrixOp::max_by_column, x, y, workspace);
+  // The add-latency bound of the [65536, 1024] fold: its 1024 chains in registers, nothing read.
+  Row bound;
+  bound.group = "reduce_axis";
+  bound.name = "dependent-add chain bound: 1024 chains of 65536 float32 additions (registers)";
+  bound.median_us = h.device_median_us([&](CUstream_st* s) {
+    add_chain_bound(y, static_cast<uint32_t>(kCols), static_cast<uint32_t>(kRows), s);
+  });
+  bound.note = "the least time of an ordered fold of [65536, 1024] on this device";
+  h.add(bound);
   // reduce_sum_axis's scalars: dims[axis] and the product of the other extents.
   const double tall[2] = {static_cast<double>(kRows), static_cast<double>(kCols)};
   add_fold_row(h, kAtenSumAxis, "reduce_sum_axis float32, [65536, 1024] axis 0 (ordered)", kRows,
                kCols, tall, x, y,
-               "bytes read + written; latency bound: 65536 dependent adds x ~4 cycles ~ 0.14 ms; "
-               "goal >= 50x ATen's segment_reduce");
+               "bytes read + written; bound: the chain row above; goal >= 50x ATen's "
+               "segment_reduce");
   const double square[2] = {static_cast<double>(kSquare), static_cast<double>(kSquare)};
   add_fold_row(h, kAtenSumAxis, "reduce_sum_axis float32, [8192, 8192] axis 0 (ordered)", kSquare,
                kSquare, square, x, y, "bytes read + written; goal >= 85% of copy");
@@ -128,8 +138,7 @@ void reduce_axis_benchmarks(Harness& h, const BenchOptions&) {
   const double cube[3] = {64, 1024, 1024};
   add_fold_row(h, kAtenFromBroadcast,
                "reduce_from_broadcast float32, [64, 1024, 1024] -> [1024] (ordered)", kRows, kCols,
-               cube, x, y,
-               "bytes read + written; latency bound: 65536 dependent adds x ~4 cycles ~ 0.14 ms");
+               cube, x, y, "bytes read + written; bound: the chain row above");
   cudaDeviceSynchronize();
   cudaFree(workspace);
   cudaFree(out);

@@ -317,7 +317,14 @@ TYPED_TEST(ReduceAxisTyped, SumAxisMatchesTheHostFold) {
                                     // 32-column tiles (16 KiB chunks): several chunks, both
                                     // load orders; and a long chain in narrow tiles.
                                     {700, 4500},
-                                    {4500, 300}};
+                                    {4500, 300},
+                                    // Tiles of 16-byte pieces whose columns span two runs of
+                                    // the innermost axis (12 per run), and whose rows are not
+                                    // a multiple of the chunk.
+                                    {2, 1030, 12},
+                                    // 32-column tiles whose rows are not a whole number of
+                                    // 16-byte pieces (element copies).
+                                    {300, 4241}};
   for (const Dims& dims : shapes) {
     uint64_t n = 1;
     for (uint64_t e : dims) n *= e;
@@ -340,17 +347,18 @@ TYPED_TEST(ReduceAxisTyped, FromBroadcastMatchesTheHostFold) {
     Dims in, out, map;
   };
   const std::vector<Case> cases = {
-      {{3}, {2, 3}, {0, 1}},                    // rows inserted in front
-      {{3}, {3, 2}, {1, 0}},                    // inserted behind: chains contiguous
-      {{1, 3}, {4, 3}, {1, 2}},                 // an extent-1 input axis
-      {{2, 3}, {3, 4, 2}, {2, 0, 1}},           // permuted, an axis inserted between
-      {{3, 2}, {2, 5, 3}, {2, 0, 1}},           // permuted the other way
-      {{2, 1, 3}, {3, 7, 4, 2}, {3, 0, 2, 1}},  // permuted, inserted and broadcast
-      {{40}, {700, 40}, {0, 1}},                // several chunks of rows
-      {{1}, {5}, {1}},                          // everything reduced into one element
-      {{4, 5}, {4, 5}, {1, 2}},                 // nothing reduced: +0 + x
-      {{}, {6, 2}, {0, 0}},                     // a scalar input
-      {{9}, {700, 9, 7}, {0, 1, 0}},            // two reduced axes apart, more chunks than stages
+      {{3}, {2, 3}, {0, 1}},                     // rows inserted in front
+      {{3}, {3, 2}, {1, 0}},                     // inserted behind: chains contiguous
+      {{1, 3}, {4, 3}, {1, 2}},                  // an extent-1 input axis
+      {{2, 3}, {3, 4, 2}, {2, 0, 1}},            // permuted, an axis inserted between
+      {{3, 2}, {2, 5, 3}, {2, 0, 1}},            // permuted the other way
+      {{2, 1, 3}, {3, 7, 4, 2}, {3, 0, 2, 1}},   // permuted, inserted and broadcast
+      {{40}, {700, 40}, {0, 1}},                 // several chunks of rows
+      {{1}, {5}, {1}},                           // everything reduced into one element
+      {{4, 5}, {4, 5}, {1, 2}},                  // nothing reduced: +0 + x
+      {{}, {6, 2}, {0, 0}},                      // a scalar input
+      {{9}, {700, 9, 7}, {0, 1, 0}},             // two reduced axes apart, more chunks than stages
+      {{64, 8}, {5, 64, 700, 8}, {0, 1, 0, 2}},  // two reduced axes apart, 16-byte pieces
   };
   for (const Case& c : cases) {
     uint64_t n = 1;

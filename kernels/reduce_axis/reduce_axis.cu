@@ -15,13 +15,20 @@
 //   16 KiB for 32-column tiles so that three blocks share an SM) through a ring of 4 shared-memory
 //   stages: while warp 0 folds chunk k, the copies of chunks k + 1 .. k + 3 are in flight
 //   (cp.async, queued by warps 1-3 and 5-7, holding no registers; warp 4 stays off warp 0's
-//   scheduler). A stage is column-major, so the chain reads 16 bytes of its column (4 floats or 2
-//   doubles, consecutive rows) per shared load. Addresses are mixed-radix offsets of the row and
-//   the column (tables per chunk and per tile in shared memory), so one kernel serves
-//   reduce_sum_axis (any axis) and reduce_from_broadcast (any axis map); a warp's loads run along
-//   the columns when the innermost column axis is contiguous, along the rows when each column's
-//   chain is contiguous. Every addition is __fadd_rn / __dadd_rn in the fold's order, whatever the
-//   tile or the schedule.
+//   scheduler). Addresses are mixed-radix offsets of the row and the column (a table of row
+//   offsets per chunk in shared memory), so the kernels serve reduce_sum_axis (any axis) and
+//   reduce_from_broadcast (any axis map). Two stage layouts:
+//     - column-major, for tiles of 8 or 16 columns (long chains, few columns: the chain is the
+//       limit, and it reads 16 bytes of its column, kQ consecutive rows, per shared load): a
+//       loader warp copies one element per thread, along the rows when each column's chain is
+//       contiguous, else kQ rows of 8 columns per instruction, each loader keeping one column
+//       (its source advancing by a constant when the rows are one axis);
+//     - row-major, for tiles of 32 columns (many columns: the bus is the limit): a loader keeps
+//       one piece position of the tile's rows and copies 16 bytes per instruction when the
+//       pieces are contiguous and aligned (one element otherwise); the chain reads one element
+//       per shared load.
+//   Every addition is __fadd_rn / __dadd_rn in the fold's order, whatever the tile or the
+//   layout.
 #include <cuda_pipeline.h>
 #include <cuda_runtime.h>
 
@@ -383,6 +390,10 @@ constexpr uint32_t kFoldWideChunkBytes = 16384;
 constexpr uint32_t kFoldWideShift = 5;
 constexpr uint32_t kFoldStages = 4;  // chunks in flight: kFoldStages - 1 while one folds
 
+TLRT_HOST_DEVICE constexpr uint32_t fold_chunk_bytes(uint32_t tc_shift) {
+  return tc_shift >= kFoldWideShift ? kFoldWideChunkBytes : kFoldChunkBytes;
+}
+
 // Offset of index i on one side; the outermost axis needs no division.
 TLRT_DEVICE_INLINE uint64_t device_offset(const FoldAxes& axes, uint64_t i) {
   if (axes.rank == 0) return 0;
@@ -393,32 +404,6 @@ TLRT_DEVICE_INLINE uint64_t device_offset(const FoldAxes& axes, uint64_t i) {
     i = q;
   }
   return offset + i * axes.stride[0];
-}
-
-// Shared memory of one block for tiles of 2^tc_shift columns: per stage a chunk of tc columns of
-// chunk_rows rows each (column-major, padded against bank conflicts) and the chunk's row offsets;
-// then the tile's column offsets.
-struct FoldLayout {
-  uint32_t chunk_rows = 0;
-  uint32_t pitch = 0;
-  size_t stage_bytes = 0;  // data of one stage, 16-byte aligned
-  size_t tables_offset = 0;
-  size_t bytes = 0;
-};
-
-template <class T>
-TLRT_HOST_DEVICE FoldLayout fold_layout(uint32_t tc_shift) {
-  FoldLayout l;
-  const uint32_t chunk_bytes = tc_shift >= kFoldWideShift ? kFoldWideChunkBytes : kFoldChunkBytes;
-  l.chunk_rows = static_cast<uint32_t>(chunk_bytes / sizeof(T)) >> tc_shift;
-  // Column-major: column j's rows at [j * pitch, j * pitch + chunk_rows). The 16-byte pad puts
-  // the 8 columns of a quarter warp's 16-byte reads on distinct banks.
-  l.pitch = l.chunk_rows + static_cast<uint32_t>(16 / sizeof(T));
-  l.stage_bytes = (static_cast<size_t>(l.pitch) << tc_shift) * sizeof(T);
-  l.tables_offset = l.stage_bytes * kFoldStages;
-  l.bytes = l.tables_offset +
-            (static_cast<size_t>(l.chunk_rows) * kFoldStages + (1u << tc_shift)) * sizeof(uint64_t);
-  return l;
 }
 
 // Warp 0 runs the chains; warps 1-3 and 5-7 copy. Warp 4, which would share warp 0's scheduler
@@ -432,12 +417,90 @@ TLRT_DEVICE_INLINE void loader_barrier() {
   asm volatile("bar.sync 1, %0;" ::"r"(kFoldLoaders) : "memory");
 }
 
-template <class T, class V>
-TLRT_DEVICE_INLINE T add_batch(T acc, const V (&b)[16 / Vec16<T>::kLanes]);
-template <>
-TLRT_DEVICE_INLINE float add_batch<float, float4>(float acc, const float4 (&b)[4]) {
+// The block's roles: the chain thread's column (tid < tc) and the loader index.
+struct FoldRoles {
+  bool loader;
+  uint32_t ltid;  // in [0, kFoldLoaders); meaningful for loaders only
+};
+TLRT_DEVICE_INLINE FoldRoles fold_roles() {
+  const uint32_t tid = threadIdx.x;
+  const uint32_t warp = tid / 32;
+  FoldRoles roles;
+  roles.loader = warp != 0 && warp != kFoldIdleWarp;
+  roles.ltid = tid - 32 - (warp > kFoldIdleWarp ? 32 : 0);
+  return roles;
+}
+
+// The stage ring both fold kernels run. Prologue (loaders): chunks 0 .. kFoldStages - 2 in flight
+// (one commit group each, empty ones too, so that the group count stays uniform), chunk 0 landed.
+// Then per chunk k: one block barrier (chunk k landed for every loader, chunk k - 1 folded), the
+// chain folds chunk k while the loaders fill the row table of chunk k + kFoldStages - 1 and queue
+// its copies into the stage chunk k - 1 has left, then wait for their copies of chunk k + 1.
+// fill(chunk) writes a chunk's row table, issue(chunk) queues its copies, fold(k) runs the chains.
+template <class Fill, class Issue, class Fold>
+TLRT_DEVICE_INLINE void run_fold_ring(const FoldRoles& roles, uint64_t chunks, Fill fill,
+                                      Issue issue, Fold fold) {
+  if (roles.loader) {
+    for (uint32_t s = 0; s + 1 < kFoldStages; ++s) {
+      if (s < chunks) fill(s);
+    }
+    loader_barrier();
+    for (uint32_t s = 0; s + 1 < kFoldStages; ++s) {
+      if (s < chunks) issue(s);
+      __pipeline_commit();
+    }
+    __pipeline_wait_prior(kFoldStages - 2);
+  }
+  for (uint64_t k = 0; k < chunks; ++k) {
+    __syncthreads();
+    if (!roles.loader) {
+      fold(k);
+    } else {
+      const uint64_t ahead = k + kFoldStages - 1;  // into the stage chunk k - 1 has left
+      if (ahead < chunks) fill(ahead);
+      loader_barrier();
+      if (ahead < chunks) issue(ahead);
+      __pipeline_commit();
+      __pipeline_wait_prior(kFoldStages - 2);  // this thread's copies of chunk k + 1
+    }
+  }
+}
+
+// ---- Rows contiguous: column-major stages
+
+// Shared memory of one block for tiles of 2^tc_shift columns whose chains are contiguous: per
+// stage a chunk of tc columns of chunk_rows rows each (column-major, padded against bank
+// conflicts) and the chunk's row offsets; then the tile's column offsets.
+struct FoldLayout {
+  uint32_t chunk_rows = 0;
+  uint32_t pitch = 0;
+  size_t stage_bytes = 0;  // data of one stage, 16-byte aligned
+  size_t tables_offset = 0;
+  size_t bytes = 0;
+};
+
+template <class T>
+TLRT_HOST_DEVICE FoldLayout fold_layout(uint32_t tc_shift) {
+  FoldLayout l;
+  l.chunk_rows = static_cast<uint32_t>(fold_chunk_bytes(tc_shift) / sizeof(T)) >> tc_shift;
+  // Column-major: column j's rows at [j * pitch, j * pitch + chunk_rows). The 16-byte pad puts
+  // the 8 columns of a quarter warp's 16-byte reads on distinct banks.
+  l.pitch = l.chunk_rows + static_cast<uint32_t>(16 / sizeof(T));
+  l.stage_bytes = (static_cast<size_t>(l.pitch) << tc_shift) * sizeof(T);
+  l.tables_offset = l.stage_bytes * kFoldStages;
+  l.bytes = l.tables_offset +
+            (static_cast<size_t>(l.chunk_rows) * kFoldStages + (1u << tc_shift)) * sizeof(uint64_t);
+  return l;
+}
+
+// Rows of a column in a batch of the chain: kFoldBatchVecs 16-byte shared loads (32 float32 or
+// 16 float64 rows).
+constexpr uint32_t kFoldBatchVecs = 8;
+
+template <int N>
+TLRT_DEVICE_INLINE float add_batch(float acc, const float4 (&b)[N]) {
 #pragma unroll
-  for (int i = 0; i < 4; ++i) {
+  for (int i = 0; i < N; ++i) {
     acc = __fadd_rn(acc, b[i].x);
     acc = __fadd_rn(acc, b[i].y);
     acc = __fadd_rn(acc, b[i].z);
@@ -445,10 +508,10 @@ TLRT_DEVICE_INLINE float add_batch<float, float4>(float acc, const float4 (&b)[4
   }
   return acc;
 }
-template <>
-TLRT_DEVICE_INLINE double add_batch<double, double2>(double acc, const double2 (&b)[8]) {
+template <int N>
+TLRT_DEVICE_INLINE double add_batch(double acc, const double2 (&b)[N]) {
 #pragma unroll
-  for (int i = 0; i < 8; ++i) {
+  for (int i = 0; i < N; ++i) {
     acc = __dadd_rn(acc, b[i].x);
     acc = __dadd_rn(acc, b[i].y);
   }
@@ -456,15 +519,15 @@ TLRT_DEVICE_INLINE double add_batch<double, double2>(double acc, const double2 (
 }
 
 // The chain of one column over n rows of a stage, in increasing row order. The column's rows are
-// contiguous and 16-byte aligned, so a batch of 16 rows is a few 16-byte shared loads; two
-// batches alternate (one loading while the other's additions run), so the chain issues one
-// dependent addition every add latency with about one other instruction per addition.
+// contiguous and 16-byte aligned, so a batch of rows is a few 16-byte shared loads; two batches
+// alternate (one loading while the other's additions run), so the chain issues one dependent
+// addition every add latency with a fraction of a shared load per addition.
 template <class T>
 TLRT_DEVICE_INLINE T fold_rows(T acc, const T* column, uint32_t n) {
   using V = typename Vec16<T>::type;
   constexpr uint32_t kQ = Vec16<T>::kLanes;
-  constexpr uint32_t kBatch = 16;
-  constexpr uint32_t kVecs = kBatch / kQ;
+  constexpr uint32_t kVecs = kFoldBatchVecs;
+  constexpr uint32_t kBatch = kVecs * kQ;
   const V* cv = reinterpret_cast<const V*>(column);
   uint32_t r = 0;
   if (n >= kBatch) {
@@ -474,22 +537,22 @@ TLRT_DEVICE_INLINE T fold_rows(T acc, const T* column, uint32_t n) {
     // a holds rows [r, r + kBatch) on entry to each round.
     while (true) {
       if (r + 2 * kBatch > n) {
-        acc = add_batch<T, V>(acc, a);
+        acc = add_batch(acc, a);
         r += kBatch;
         break;
       }
 #pragma unroll
       for (uint32_t i = 0; i < kVecs; ++i) b[i] = cv[(r + kBatch) / kQ + i];
-      acc = add_batch<T, V>(acc, a);
+      acc = add_batch(acc, a);
       r += kBatch;
       if (r + 2 * kBatch > n) {
-        acc = add_batch<T, V>(acc, b);
+        acc = add_batch(acc, b);
         r += kBatch;
         break;
       }
 #pragma unroll
       for (uint32_t i = 0; i < kVecs; ++i) a[i] = cv[(r + kBatch) / kQ + i];
-      acc = add_batch<T, V>(acc, b);
+      acc = add_batch(acc, b);
       r += kBatch;
     }
   }
@@ -497,15 +560,17 @@ TLRT_DEVICE_INLINE T fold_rows(T acc, const T* column, uint32_t n) {
   return acc;
 }
 
-// One block per tile of tc = 2^tc_shift consecutive columns. Warp 0 runs the chains: thread j < tc
-// adds the rows of chunk k to column c0 + j, one __fadd_rn / __dadd_rn per row in increasing row
-// order. Meanwhile the loader warps queue asynchronous copies (cp.async, no registers held) of
-// chunk k + kFoldStages - 1 into the stage chunk k - 1 has left, and wait for chunk k + 1; one
-// block barrier per chunk hands the stages over.
+// One block per tile of tc = 2^tc_shift consecutive columns, column-major stages. Loader maps:
+//   * kRowsFastest (each column's chain contiguous, the columns not): a warp copies 32 consecutive
+//     rows of one column, one element each, through the chunk's row table;
+//   * otherwise (tc <= 16; wider tiles take the row-major kernel): a warp copies kQ consecutive
+//     rows of 8 columns per instruction (kQ short row runs; 32 distinct banks, the pitch being
+//     kQ mod 8 kQ). Every loader keeps one column and every kStep-th row, so its column offset
+//     is computed once and, when the rows are one axis, its source advances by a constant.
 template <class T, bool kRowsFastest>
 __global__ void __launch_bounds__(kThreads)
-    ordered_fold_kernel(const T* __restrict__ x, T* __restrict__ out,
-                        const __grid_constant__ FoldGeometry g, uint32_t tc_shift) {
+    fold_column_major_kernel(const T* __restrict__ x, T* __restrict__ out,
+                             const __grid_constant__ FoldGeometry g, uint32_t tc_shift) {
   constexpr uint32_t kQ = Vec16<T>::kLanes;
   constexpr uint32_t kQShift = kQ == 4 ? 2 : 1;
   extern __shared__ __align__(16) unsigned char shared[];
@@ -513,7 +578,6 @@ __global__ void __launch_bounds__(kThreads)
   const uint32_t tc = 1u << tc_shift;
   const uint32_t chunk_rows = l.chunk_rows;
   const uint32_t row_shift = __ffs(static_cast<int>(chunk_rows)) - 1;
-  const uint32_t chunk_elements = chunk_rows << tc_shift;
   uint64_t* row_tables = reinterpret_cast<uint64_t*>(shared + l.tables_offset);
   uint64_t* col_table = row_tables + static_cast<size_t>(chunk_rows) * kFoldStages;
   auto stage_data = [&](uint64_t chunk) {
@@ -521,83 +585,210 @@ __global__ void __launch_bounds__(kThreads)
   };
   auto stage_rows = [&](uint64_t chunk) { return row_tables + (chunk % kFoldStages) * chunk_rows; };
 
+  const FoldRoles roles = fold_roles();
   const uint32_t tid = threadIdx.x;
-  const uint32_t warp = tid / 32;
-  const bool loader = warp != 0 && warp != kFoldIdleWarp;
-  // Loader index in [0, kFoldLoaders); meaningful for loaders only.
-  const uint32_t ltid = tid - 32 - (warp > kFoldIdleWarp ? 32 : 0);
   const uint64_t c0 = static_cast<uint64_t>(blockIdx.x) << tc_shift;
   const uint64_t rows = g.row_count;
   const uint64_t cols = g.col_count;
   const uint64_t chunks = (rows + chunk_rows - 1) >> row_shift;
+  const bool one_row_axis = g.rows.rank == 1;
+  auto chunk_size = [&](uint64_t chunk) {
+    const uint64_t left = rows - (chunk << row_shift);
+    return left < chunk_rows ? static_cast<uint32_t>(left) : chunk_rows;
+  };
 
-  auto fill_row_table = [&](uint64_t chunk) {
+  // kRowsFastest: the tile's column offsets in shared memory. Otherwise: this loader's column j
+  // and rows r_first + i kStep.
+  const uint32_t j = (roles.ltid >> kQShift) & (tc - 1);
+  const uint32_t r_first =
+      ((roles.ltid >> (kQShift + tc_shift)) << kQShift) | (roles.ltid & (kQ - 1));
+  const uint32_t step = (kFoldLoaders >> (kQShift + tc_shift)) << kQShift;
+  const bool column = roles.loader && c0 + j < cols;
+  uint64_t col_offset = 0;
+  if (kRowsFastest) {
+    if (roles.loader) {
+      for (uint32_t c = roles.ltid; c < tc; c += kFoldLoaders) {
+        col_table[c] = c0 + c < cols ? device_offset(g.cols, c0 + c) : 0;
+      }
+    }
+  } else if (column) {
+    col_offset = device_offset(g.cols, c0 + j);
+  }
+  auto fill = [&](uint64_t chunk) {
+    if (!kRowsFastest && one_row_axis) return;  // offsets by multiplication
     uint64_t* table = stage_rows(chunk);
     const uint64_t first = chunk << row_shift;
-    for (uint32_t r = ltid; r < chunk_rows; r += kFoldLoaders) {
+    for (uint32_t r = roles.ltid; r < chunk_rows; r += kFoldLoaders) {
       table[r] = first + r < rows ? device_offset(g.rows, first + r) : 0;
     }
   };
-  // Queues the copies of chunk `chunk` (its row table filled and visible to the loaders).
   // Elements outside the matrix are not copied and never read.
   auto issue = [&](uint64_t chunk) {
-    const uint64_t* table = stage_rows(chunk);
     T* data = stage_data(chunk);
-    const uint64_t first = chunk << row_shift;
+    const uint32_t n = chunk_size(chunk);
+    if (kRowsFastest) {
+      const uint64_t* table = stage_rows(chunk);
+      const uint32_t elements = chunk_rows << tc_shift;
 #pragma unroll 4
-    for (uint32_t e = ltid; e < chunk_elements; e += kFoldLoaders) {
-      uint32_t r, j;
-      if (kRowsFastest) {
-        j = e >> row_shift;
-        r = e & (chunk_rows - 1);
-      } else {
-        // kQ rows of one column fastest, then the columns, then the rest of the rows: a warp
-        // reads kQ short row segments and writes 32 distinct banks.
-        j = (e >> kQShift) & (tc - 1);
-        r = ((e >> (kQShift + tc_shift)) << kQShift) | (e & (kQ - 1));
+      for (uint32_t e = roles.ltid; e < elements; e += kFoldLoaders) {
+        const uint32_t c = e >> row_shift;
+        const uint32_t r = e & (chunk_rows - 1);
+        if (r < n && c0 + c < cols) {
+          __pipeline_memcpy_async(data + c * l.pitch + r, x + table[r] + col_table[c], sizeof(T));
+        }
       }
-      if (first + r < rows && c0 + j < cols) {
-        __pipeline_memcpy_async(data + j * l.pitch + r, x + table[r] + col_table[j], sizeof(T));
+      return;
+    }
+    if (!column) return;
+    T* to = data + j * l.pitch;
+    if (one_row_axis) {
+      const uint64_t stride = g.rows.stride[0];
+      const T* from = x + col_offset + ((chunk << row_shift) + r_first) * stride;
+      const uint64_t advance = step * stride;
+#pragma unroll 4
+      for (uint32_t r = r_first; r < n; r += step, from += advance) {
+        __pipeline_memcpy_async(to + r, from, sizeof(T));
+      }
+    } else {
+      const uint64_t* table = stage_rows(chunk);
+      const T* from = x + col_offset;
+#pragma unroll 4
+      for (uint32_t r = r_first; r < n; r += step) {
+        __pipeline_memcpy_async(to + r, from + table[r], sizeof(T));
       }
     }
   };
-
-  // Prologue (loaders): the column offsets, chunks 0 .. kFoldStages - 2 in flight (one commit
-  // group each, empty ones too, so that the group count stays uniform), chunk 0 landed.
-  if (loader) {
-    for (uint32_t j = ltid; j < tc; j += kFoldLoaders) {
-      col_table[j] = c0 + j < cols ? device_offset(g.cols, c0 + j) : 0;
-    }
-    for (uint32_t s = 0; s + 1 < kFoldStages; ++s) {
-      if (s < chunks) fill_row_table(s);
-    }
-    loader_barrier();
-    for (uint32_t s = 0; s + 1 < kFoldStages; ++s) {
-      if (s < chunks) issue(s);
-      __pipeline_commit();
-    }
-    __pipeline_wait_prior(kFoldStages - 2);
-  }
   T acc = T(0);  // the fold starts from +0
   const bool chain = tid < tc && c0 + tid < cols;
-  for (uint64_t k = 0; k < chunks; ++k) {
-    // Chunk k has landed (every loader waited for it) and chunk k - 1 is folded.
-    __syncthreads();
-    if (!loader) {
-      if (chain) {
-        const uint64_t left = rows - (k << row_shift);
-        const uint32_t n = left < chunk_rows ? static_cast<uint32_t>(left) : chunk_rows;
-        acc = fold_rows(acc, stage_data(k) + tid * l.pitch, n);
+  auto fold = [&](uint64_t k) {
+    if (chain) acc = fold_rows(acc, stage_data(k) + tid * l.pitch, chunk_size(k));
+  };
+  run_fold_ring(roles, chunks, fill, issue, fold);
+  if (chain) out[c0 + tid] = acc;
+}
+
+// ---- Columns contiguous (or neither side): row-major stages
+
+// Shared memory of the row-major kernel for tiles of 2^kTcShift columns: kFoldStages stages of
+// kRows x kTc elements (row-major, unpadded), then the stages' row offset tables.
+template <class T, uint32_t kTcShift>
+struct RowMajorFold {
+  static constexpr uint32_t kTc = 1u << kTcShift;
+  static constexpr uint32_t kRows = fold_chunk_bytes(kTcShift) / sizeof(T) >> kTcShift;
+  static constexpr uint32_t kStage = kRows * kTc;  // elements
+  static constexpr size_t kTablesOffset = size_t{kFoldStages} * kStage * sizeof(T);
+  static constexpr size_t kBytes = kTablesOffset + size_t{kFoldStages} * kRows * sizeof(uint64_t);
+};
+
+// The chain of one column over n rows of a row-major stage (the column's rows kTc elements apart),
+// in increasing row order. Two batches of 16 rows alternate in registers: the shared loads of one
+// are issued while the other's dependent additions run.
+template <class T, uint32_t kTc>
+TLRT_DEVICE_INLINE T fold_strided(T acc, const T* column, uint32_t n) {
+  constexpr uint32_t kBatch = 16;
+  uint32_t r = 0;
+  if (n >= kBatch) {
+    T a[kBatch], b[kBatch];
+#pragma unroll
+    for (uint32_t i = 0; i < kBatch; ++i) a[i] = column[i * kTc];
+    while (true) {
+      if (r + 2 * kBatch > n) {
+#pragma unroll
+        for (uint32_t i = 0; i < kBatch; ++i) acc = add_rn(acc, a[i]);
+        r += kBatch;
+        break;
       }
-    } else {
-      const uint64_t ahead = k + kFoldStages - 1;  // into the stage chunk k - 1 has left
-      if (ahead < chunks) fill_row_table(ahead);
-      loader_barrier();
-      if (ahead < chunks) issue(ahead);
-      __pipeline_commit();
-      __pipeline_wait_prior(kFoldStages - 2);  // this thread's copies of chunk k + 1
+      const T* next = column + (r + kBatch) * kTc;
+#pragma unroll
+      for (uint32_t i = 0; i < kBatch; ++i) b[i] = next[i * kTc];
+#pragma unroll
+      for (uint32_t i = 0; i < kBatch; ++i) acc = add_rn(acc, a[i]);
+      r += kBatch;
+      if (r + 2 * kBatch > n) {
+#pragma unroll
+        for (uint32_t i = 0; i < kBatch; ++i) acc = add_rn(acc, b[i]);
+        r += kBatch;
+        break;
+      }
+      next = column + (r + kBatch) * kTc;
+#pragma unroll
+      for (uint32_t i = 0; i < kBatch; ++i) a[i] = next[i * kTc];
+#pragma unroll
+      for (uint32_t i = 0; i < kBatch; ++i) acc = add_rn(acc, b[i]);
+      r += kBatch;
     }
   }
+  for (; r < n; ++r) acc = add_rn(acc, column[r * kTc]);
+  return acc;
+}
+
+// One block per tile of kTc consecutive columns, row-major stages: a row of the tile is kTc
+// contiguous shared elements, copied in pieces of kP elements (kP = 16 / sizeof(T): one 16-byte
+// asynchronous copy per piece, the pieces 16-byte aligned in global memory; kP = 1: one element).
+// Every loader keeps one piece position q of every row it copies, so its column offset is
+// computed once; a warp's copies cover 32 / (kTc / kP) consecutive rows' pieces, contiguous in
+// shared memory (conflict-free stores), contiguous in global memory along each row. The chain
+// thread j reads its column kTc elements apart: a warp's chains read one stage row, consecutive
+// words, conflict-free.
+template <class T, uint32_t kTcShift, uint32_t kP>
+__global__ void __launch_bounds__(kThreads)
+    fold_row_major_kernel(const T* __restrict__ x, T* __restrict__ out,
+                          const __grid_constant__ FoldGeometry g) {
+  using L = RowMajorFold<T, kTcShift>;
+  constexpr uint32_t kTc = L::kTc;
+  constexpr uint32_t kRows = L::kRows;
+  constexpr uint32_t kPieces = kTc / kP;  // per row
+  static_assert(kFoldLoaders % kPieces == 0, "every loader keeps its piece position");
+  constexpr uint32_t kRowStep = kFoldLoaders / kPieces;
+  static_assert((kRows & (kRows - 1)) == 0, "chunks of a power of two rows");
+  constexpr uint32_t kRowShift = __builtin_ctz(kRows);
+  extern __shared__ __align__(16) unsigned char shared[];
+  T* stages = reinterpret_cast<T*>(shared);
+  uint64_t* row_tables = reinterpret_cast<uint64_t*>(shared + L::kTablesOffset);
+
+  const FoldRoles roles = fold_roles();
+  const uint32_t tid = threadIdx.x;
+  const uint64_t c0 = static_cast<uint64_t>(blockIdx.x) << kTcShift;
+  const uint64_t rows = g.row_count;
+  const uint64_t cols = g.col_count;
+  const uint64_t chunks = (rows + kRows - 1) >> kRowShift;
+
+  // A loader's piece: columns c0 + q kP .. + kP - 1 (all inside the matrix or all outside, as
+  // the host checks for kP > 1), first row r0 of every pass.
+  const uint32_t q = roles.ltid % kPieces;
+  const uint32_t r0 = roles.ltid / kPieces;
+  const bool piece = roles.loader && c0 + q * kP < cols;
+  const uint64_t piece_offset = piece ? device_offset(g.cols, c0 + q * kP) : 0;
+
+  auto fill = [&](uint64_t chunk) {
+    uint64_t* table = row_tables + (chunk % kFoldStages) * kRows;
+    const uint64_t first = chunk << kRowShift;
+    for (uint32_t r = roles.ltid; r < kRows; r += kFoldLoaders) {
+      table[r] = first + r < rows ? device_offset(g.rows, first + r) : 0;
+    }
+  };
+  // Rows outside the matrix are not copied and never read.
+  auto issue = [&](uint64_t chunk) {
+    if (!piece) return;
+    const uint64_t* table = row_tables + (chunk % kFoldStages) * kRows;
+    T* data = stages + (chunk % kFoldStages) * L::kStage + q * kP;
+    const T* from = x + piece_offset;
+    const uint64_t left = rows - (chunk << kRowShift);
+    const uint32_t n = left < kRows ? static_cast<uint32_t>(left) : kRows;
+#pragma unroll 4
+    for (uint32_t r = r0; r < n; r += kRowStep) {
+      __pipeline_memcpy_async(data + r * kTc, from + table[r], kP * sizeof(T));
+    }
+  };
+  T acc = T(0);  // the fold starts from +0
+  const bool chain = tid < kTc && c0 + tid < cols;
+  auto fold = [&](uint64_t k) {
+    if (!chain) return;
+    const uint64_t left = rows - (k << kRowShift);
+    const uint32_t n = left < kRows ? static_cast<uint32_t>(left) : kRows;
+    acc = fold_strided<T, kTc>(acc, stages + (k % kFoldStages) * L::kStage + tid, n);
+  };
+  run_fold_ring(roles, chunks, fill, issue, fold);
   if (chain) out[c0 + tid] = acc;
 }
 
@@ -669,17 +860,35 @@ void ordered_fold_cuda(const T* x, const FoldGeometry& g, T* out, CUstream_st* s
     fail(ErrorKind::invalid_argument, op,
          std::to_string(g.col_count) + " output elements exceed the grid of the fold kernel");
   }
-  const size_t shared = fold_layout<T>(tc_shift).bytes;
-  auto launch = [&](auto kernel) {
+  auto launch = [&](auto kernel, size_t shared, auto... args) {
     check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                     static_cast<int>(shared)),
                op, "cudaFuncSetAttribute(max dynamic shared memory)");
-    kernel<<<static_cast<unsigned>(tiles), kThreads, shared, stream>>>(x, out, g, tc_shift);
+    kernel<<<static_cast<unsigned>(tiles), kThreads, shared, stream>>>(x, out, g, args...);
   };
   if (rows_fastest) {
-    launch(ordered_fold_kernel<T, true>);
+    launch(fold_column_major_kernel<T, true>, fold_layout<T>(tc_shift).bytes, tc_shift);
+  } else if (tc_shift < kFoldWideShift) {
+    // Few columns, long chains: column-major stages, so that the chain reads 16 bytes of its
+    // column per shared load.
+    launch(fold_column_major_kernel<T, false>, fold_layout<T>(tc_shift).bytes, tc_shift);
   } else {
-    launch(ordered_fold_kernel<T, false>);
+    // Many columns (the bus, not the chains, is the limit): row-major stages, 16-byte pieces when
+    // every piece of kP columns is contiguous and 16-byte aligned: the innermost column axis
+    // contiguous with a multiple of kP elements, every other stride a multiple of kP, the buffer
+    // 16-byte aligned.
+    constexpr uint32_t kP = 16 / sizeof(T);
+    bool pieces = cols_contiguous && g.cols.extent[g.cols.rank - 1] % kP == 0 &&
+                  reinterpret_cast<uintptr_t>(x) % 16 == 0;
+    for (uint32_t k = 0; k + 1 < g.cols.rank; ++k) pieces = pieces && g.cols.stride[k] % kP == 0;
+    for (uint32_t k = 0; k < g.rows.rank; ++k) pieces = pieces && g.rows.stride[k] % kP == 0;
+    constexpr uint32_t kShift = kFoldWideShift;
+    const size_t shared = RowMajorFold<T, kShift>::kBytes;
+    if (pieces) {
+      launch(fold_row_major_kernel<T, kShift, kP>, shared);
+    } else {
+      launch(fold_row_major_kernel<T, kShift, 1>, shared);
+    }
   }
   check_launch(op);
 }
