@@ -319,6 +319,18 @@ TEST_F(Indexing, LongRunsOnOneTarget) {
   random_scatter<float>(3, 1, 300000, 4, 14);
 }
 
+// One column: the sorted sources are folded in tiles of 2048 positions, runs crossing the tiles'
+// ends finish past them, runs longer than 32 sources go to the long list; out-of-range targets sort
+// last, inside or after a tile.
+TEST_F(Indexing, SingleColumnRunsAcrossTiles) {
+  EXPECT_TRUE(set_deterministic(true));
+  random_scatter<float>(100000, 1, 300000, 100000, 51);  // runs of about 3, many tiles
+  random_scatter<float>(5000, 1, 200000, 5500, 52);      // runs of about 40: both sides of 32
+  random_scatter<double>(3000, 1, 100000, 3100, 53);     // about 33 per target
+  random_scatter<float>(64, 1, 70001, 64, 54);           // every run on the long list
+  random_scatter<double>(20000, 1, 4097, 40000, 55);     // half out of range, a short last tile
+}
+
 // Host lists of at most 1024 entries travel as kernel parameters (two sizes: up to 64, up to 1024)
 // and scatter in one kernel that tiles the base (4096 elements, or a 4096-column slice of a longer
 // row; bases over 2^20 elements copied first). Both sides of each threshold, same bits.

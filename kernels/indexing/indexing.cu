@@ -9,7 +9,8 @@
 // increasing source order, out-of-range sources last; (3) one fold per touched row, started by the
 // position where a run of equal keys begins. Rows of 32 columns or more: a block per run, a thread
 // per column folding its column's sources in order (the values rows are read coalesced). Narrower
-// rows: a thread per (run, column) for runs of at most kLongRun sources; longer runs are listed
+// rows: a thread per (run, column) for runs of at most kLongRun sources (one column: the sorted
+// keys and values staged in tiles through shared memory first); longer runs are listed
 // and folded by a warp per (run, column), the lanes loading 32 sources at a time and every lane
 // applying them in order through shuffles, so a run of 2^24 sources is a chain of adds without a
 // memory stall per add. Every add is __fadd_rn / __dadd_rn (no contraction, one rounding each).
@@ -312,6 +313,63 @@ __global__ void fold_narrow_kernel(const uint32_t* __restrict__ keys,
   }
 }
 
+// One column, values sorted with their keys: a block per tile of kSingleTile sorted positions,
+// its keys and values staged in shared memory by coalesced loads (keys[t0 - 1] too, to see
+// whether the tile's first position starts a run). Each position that starts a run of at most
+// kLongRun sources is taken by its thread, which folds the run in order, from shared memory while
+// the run stays in the tile and from global memory past its end (the run's last positions, never
+// more than kLongRun); longer runs go to the long list for the warp kernel.
+constexpr uint32_t kSingleThreads = 256;
+constexpr uint32_t kSinglePer = 8;  // positions per thread
+constexpr uint32_t kSingleTile = kSingleThreads * kSinglePer;
+
+template <class T>
+__global__ void __launch_bounds__(kSingleThreads)
+    fold_single_kernel(const uint32_t* __restrict__ keys, const T* __restrict__ values, uint64_t k,
+                       uint32_t rows, T* __restrict__ out, uint32_t* __restrict__ long_count,
+                       uint32_t* __restrict__ long_list) {
+  __shared__ uint32_t tile_keys[kSingleTile + 1];  // [0]: the key before the tile
+  __shared__ T tile_values[kSingleTile];
+  for (uint64_t t0 = uint64_t{blockIdx.x} * kSingleTile; t0 < k;
+       t0 += uint64_t{gridDim.x} * kSingleTile) {
+    const uint32_t n = k - t0 < kSingleTile ? static_cast<uint32_t>(k - t0) : kSingleTile;
+    __syncthreads();  // the previous tile's folds are done with the stage
+#pragma unroll
+    for (uint32_t u = 0; u < kSinglePer; ++u) {
+      const uint32_t i = threadIdx.x + u * kSingleThreads;
+      if (i < n) {
+        tile_keys[i + 1] = keys[t0 + i];
+        tile_values[i] = values[t0 + i];
+      }
+    }
+    if (threadIdx.x == 0) tile_keys[0] = t0 == 0 ? ~0u : keys[t0 - 1];
+    __syncthreads();
+    // Sorted: past the first out-of-range key every key is out of range.
+    for (uint32_t u = 0; u < kSinglePer; ++u) {
+      const uint32_t i = threadIdx.x + u * kSingleThreads;  // consecutive lanes, distinct banks
+      if (i >= n) break;
+      const uint32_t key = tile_keys[i + 1];
+      if (key >= rows) break;
+      if (tile_keys[i] == key) continue;  // inside a run
+      const uint64_t p = t0 + i;
+      if (p + kLongRun < k) {
+        const uint32_t later = i + kLongRun < n ? tile_keys[i + kLongRun + 1] : keys[p + kLongRun];
+        if (later == key) {
+          long_list[atomicAdd(long_count, 1u)] = static_cast<uint32_t>(p);
+          continue;
+        }
+      }
+      T acc = add_rn(static_cast<T>(-0.0), out[key]);
+      uint32_t j = i;
+      for (; j < n && tile_keys[j + 1] == key; ++j) acc = add_rn(acc, tile_values[j]);
+      if (j == n) {
+        for (uint64_t g = t0 + n; g < k && keys[g] == key; ++g) acc = add_rn(acc, values[g]);
+      }
+      out[key] = acc;
+    }
+  }
+}
+
 // Long runs of narrow rows: a warp per (run, column). The lanes load 32 * kTile sources ahead of
 // the fold; every lane folds the same sequence (shuffled in order), lane 0 stores.
 template <class T>
@@ -413,13 +471,20 @@ void ordered_fold(const T* values, uint64_t rows, uint64_t cols, const uint32_t*
   }
   const uint32_t c32 = static_cast<uint32_t>(cols);
   check_cuda(cudaMemsetAsync(long_count, 0, sizeof(uint32_t), stream), op, "cudaMemsetAsync");
-  fold_narrow_kernel<T><<<grid_for(k * cols, kThreads), kThreads, 0, stream>>>(
-      keys_out, src_out, k, r32, c32, values, out, long_count, long_list);
+  if (cols == 1) {
+    fold_single_kernel<T><<<grid_for(k, kSingleTile), kSingleThreads, 0, stream>>>(
+        keys_out, values, k, r32, out, long_count, long_list);
+  } else {
+    fold_narrow_kernel<T><<<grid_for(k * cols, kThreads), kThreads, 0, stream>>>(
+        keys_out, src_out, k, r32, c32, values, out, long_count, long_list);
+  }
   check_launch(op);
+  // The long runs are not counted on the host: a grid-stride launch of a few blocks per SM, whose
+  // warps find no work when the list is empty.
   const uint64_t max_pairs = (k / kLongRun + 1) * cols;
   fold_long_kernel<T>
-      <<<grid_for(max_pairs, kThreads / 32, uint64_t{1} << 16), kThreads, 0, stream>>>(
-          keys_out, src_out, k, c32, values, out, long_count, long_list);
+      <<<grid_for(max_pairs, kThreads / 32, 8 * uint64_t{current_sm_count(op)}), kThreads, 0,
+         stream>>>(keys_out, src_out, k, c32, values, out, long_count, long_list);
   check_launch(op);
 }
 
