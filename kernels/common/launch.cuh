@@ -1,6 +1,7 @@
 // What every CUDA launcher of tlrt needs, kept once: the block size, the grid for a grid-stride
 // kernel, 16-byte alignment tests and vector stores, the launch check that turns a failed launch
-// into tlrt::Error naming the op, and the device's SM count without a driver query per launch.
+// into tlrt::Error naming the op, the device's SM count without a driver query per launch, and a
+// kernel's dynamic shared memory limit set once per device.
 // Kernels include this header and common/error.h only; handles, streams and workspaces arrive as
 // arguments from the runtime.
 #pragma once
@@ -72,6 +73,23 @@ inline uint32_t current_sm_count(const char* op) {
 }
 
 #if defined(__CUDACC__)
+// Raises kKernel's dynamic shared memory limit to `bytes` on the current device, once per device
+// (a kernel passes the same `bytes`, its largest need, on every call, so the attribute set by any
+// thread is the one every launch needs), so that a launch costs no attribute call.
+template <auto kKernel>
+void allow_dynamic_shared(size_t bytes, const char* op) {
+  constexpr int kMaxDevices = 64;
+  static std::atomic<bool> done[kMaxDevices];
+  int device = 0;
+  check_cuda(cudaGetDevice(&device), op, "cudaGetDevice");
+  const bool cached = device >= 0 && device < kMaxDevices;
+  if (cached && done[device].load(std::memory_order_acquire)) return;
+  check_cuda(cudaFuncSetAttribute(kKernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                  static_cast<int>(bytes)),
+             op, "cudaFuncSetAttribute(max dynamic shared memory)");
+  if (cached) done[device].store(true, std::memory_order_release);
+}
+
 // One 16-byte store of 4 floats or 2 doubles; p must be 16-byte aligned.
 TLRT_DEVICE_INLINE void store16(float* p, const float* v) {
   *reinterpret_cast<float4*>(p) = make_float4(v[0], v[1], v[2], v[3]);

@@ -860,17 +860,18 @@ void ordered_fold_cuda(const T* x, const FoldGeometry& g, T* out, CUstream_st* s
     fail(ErrorKind::invalid_argument, op,
          std::to_string(g.col_count) + " output elements exceed the grid of the fold kernel");
   }
-  auto launch = [&](auto kernel, size_t shared, auto... args) {
-    check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                    static_cast<int>(shared)),
-               op, "cudaFuncSetAttribute(max dynamic shared memory)");
+  // Each kernel's limit is set once per device to its largest layout (that of 8-column tiles).
+  const auto launch = [&](auto kernel, size_t shared, auto... args) {
     kernel<<<static_cast<unsigned>(tiles), kThreads, shared, stream>>>(x, out, g, args...);
   };
+  const size_t column_major_most = fold_layout<T>(3).bytes;
   if (rows_fastest) {
+    allow_dynamic_shared<fold_column_major_kernel<T, true>>(column_major_most, op);
     launch(fold_column_major_kernel<T, true>, fold_layout<T>(tc_shift).bytes, tc_shift);
   } else if (tc_shift < kFoldWideShift) {
     // Few columns, long chains: column-major stages, so that the chain reads 16 bytes of its
     // column per shared load.
+    allow_dynamic_shared<fold_column_major_kernel<T, false>>(column_major_most, op);
     launch(fold_column_major_kernel<T, false>, fold_layout<T>(tc_shift).bytes, tc_shift);
   } else {
     // Many columns (the bus, not the chains, is the limit): row-major stages, 16-byte pieces when
@@ -883,11 +884,13 @@ void ordered_fold_cuda(const T* x, const FoldGeometry& g, T* out, CUstream_st* s
     for (uint32_t k = 0; k + 1 < g.cols.rank; ++k) pieces = pieces && g.cols.stride[k] % kP == 0;
     for (uint32_t k = 0; k < g.rows.rank; ++k) pieces = pieces && g.rows.stride[k] % kP == 0;
     constexpr uint32_t kShift = kFoldWideShift;
-    const size_t shared = RowMajorFold<T, kShift>::kBytes;
+    constexpr size_t kShared = RowMajorFold<T, kShift>::kBytes;
     if (pieces) {
-      launch(fold_row_major_kernel<T, kShift, kP>, shared);
+      allow_dynamic_shared<fold_row_major_kernel<T, kShift, kP>>(kShared, op);
+      launch(fold_row_major_kernel<T, kShift, kP>, kShared);
     } else {
-      launch(fold_row_major_kernel<T, kShift, 1>, shared);
+      allow_dynamic_shared<fold_row_major_kernel<T, kShift, 1>>(kShared, op);
+      launch(fold_row_major_kernel<T, kShift, 1>, kShared);
     }
   }
   check_launch(op);
