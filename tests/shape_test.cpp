@@ -686,6 +686,68 @@ TEST_F(Shape, TransposeTiles) {
   check_broadcast<float>({9, 130, 33}, {33, 4, 9, 130}, {3, 0, 1, 2}, 13);
 }
 
+// The batched transpose's interior paths (16-byte vector loads when the input rows are 16-byte
+// aligned, 16-byte vector stores when the output rows are, word loads and stores otherwise) beside
+// its bounds-checked edge tiles: extents 64 k + 4 and 64 k - 4 (rows of whole vectors, edge tiles
+// on both axes), 64 k + 1 and 64 k - 1 (rows of whole vectors on neither side or on one), inner
+// extents 1023 and 1365 * 3 words (input rows at every alignment, output rows aligned), every
+// group size (4, 8, 12, 16 and 24 bytes) in both dtypes. The buffers' own base addresses cannot be
+// misaligned through the ABI (every buffer is a fresh allocation aligned to 512 bytes; slices are
+// copies), so the misaligned rows come from the strides. Broadcast positions written from one tile:
+// interior tiles with chunks of several positions (a short last chunk), and three broadcast axes
+// around a batch axis whose chunks cross the last broadcast axis's wrap (on a device of 132 SMs:
+// chunks of 2 positions; fewer SMs give longer chunks).
+TEST_F(Shape, TransposeFastPaths) {
+  uint64_t seed = 100;
+  // 4-byte words, 64 x 64 tiles: vector in and out, vector in only, vector out only, neither.
+  check_swap<float>({2, 196, 124}, 1, ++seed);
+  check_swap<float>({2, 193, 124}, 1, ++seed);
+  check_swap<float>({2, 196, 127}, 1, ++seed);
+  check_swap<float>({2, 193, 127}, 1, ++seed);
+  check_swap<float>({128, 192}, 0, ++seed);      // interior tiles only, no batch
+  check_swap<float>({3, 256, 1023}, 1, ++seed);  // input rows of 1023 words, output rows of 256
+  check_swap<float>({2, 1023, 256}, 1, ++seed);  // and the other way round
+  // 8-byte groups, 64 x 64 tiles: doubles, pairs of floats.
+  check_swap<double>({2, 196, 124}, 1, ++seed);
+  check_swap<double>({2, 193, 127}, 1, ++seed);
+  check_swap<double>({2, 130, 67}, 1, ++seed);
+  check_swap<float>({2, 130, 66, 2}, 1, ++seed);
+  check_swap<float>({2, 129, 67, 2}, 1, ++seed);
+  // 12-byte groups, 64 x 64 tiles: input rows of 1365 * 3 words (every alignment), aligned rows.
+  check_swap<float>({1, 128, 1365, 3}, 1, ++seed);
+  check_swap<float>({2, 128, 132, 3}, 1, ++seed);
+  check_swap<float>({2, 129, 131, 3}, 1, ++seed);
+  // 16-byte groups, 32 x 32 tiles.
+  check_swap<float>({3, 96, 130, 4}, 1, ++seed);
+  check_swap<double>({2, 97, 63, 2}, 1, ++seed);
+  // 24-byte groups, 32 x 32 tiles.
+  check_swap<double>({2, 64, 96, 3}, 1, ++seed);
+  check_swap<double>({2, 66, 97, 3}, 1, ++seed);
+  // Broadcast positions: a 64 x 64 tile written to 2113 positions (more than 16 blocks per SM of
+  // tiles), in chunks.
+  check_broadcast<float>({64, 64}, {64, 2113, 64}, {2, 0, 1}, ++seed);
+  check_broadcast<double>({64, 64}, {64, 300, 64}, {2, 0, 1}, ++seed);
+  // Three broadcast axes around a batch axis, edge tiles: out [3, l, 3, p, 133, c].
+  check_broadcast<float>({2, 10, 9}, {3, 2, 3, 9, 133, 10}, {0, 1, 0, 3, 0, 2}, ++seed);
+  // 12-byte groups broadcast from interior tiles, input rows of 65 * 3 words (misaligned).
+  check_broadcast<float>({64, 65, 3}, {65, 5, 64, 3}, {2, 0, 1, 3}, ++seed);
+}
+
+// Random swaps with extents around the tile sizes, every group size and both dtypes.
+TEST_F(Shape, TransposeRandomTileShapes) {
+  std::mt19937_64 rng(31);
+  const uint64_t extents[] = {8, 31, 32, 33, 63, 64, 65, 100, 128, 131, 196};
+  for (int k = 0; k < 24; ++k) {
+    const uint64_t outer = 1 + rng() % 3, inner = 1 + rng() % 4;
+    const Nats dims = {outer, extents[rng() % 11], extents[rng() % 11], inner};
+    if (k % 2 == 0) {
+      check_swap<float>(dims, 1, rng());
+    } else {
+      check_swap<double>(dims, 1, rng());
+    }
+  }
+}
+
 // The copies are deterministic: ten runs give the same words.
 TEST_F(Shape, RepeatedCallsGiveTheSameWords) {
   const Words<float> x = operand_words<float>(3 * 300 * 257, 77);
