@@ -315,13 +315,15 @@ __global__ void fold_narrow_kernel(const uint32_t* __restrict__ keys,
 
 // One column, values sorted with their keys: a block per tile of kSingleTile sorted positions,
 // its keys and values staged in shared memory by coalesced loads (keys[t0 - 1] too, to see
-// whether the tile's first position starts a run). Each position that starts a run of at most
-// kLongRun sources is taken by its thread, which folds the run in order, from shared memory while
-// the run stays in the tile and from global memory past its end (the run's last positions, never
-// more than kLongRun); longer runs go to the long list for the warp kernel.
+// whether the tile's first position starts a run). The positions that start runs of at most
+// kLongRun sources are listed in shared memory (longer runs go to the long list for the warp
+// kernel); then each thread takes listed runs, kSingleBatch at a time so that their base loads are
+// in flight together, and folds each run in order, from shared memory while the run stays in the
+// tile and from global memory past its end (never more than kLongRun sources).
 constexpr uint32_t kSingleThreads = 256;
 constexpr uint32_t kSinglePer = 8;  // positions per thread
 constexpr uint32_t kSingleTile = kSingleThreads * kSinglePer;
+constexpr uint32_t kSingleBatch = 4;
 
 template <class T>
 __global__ void __launch_bounds__(kSingleThreads)
@@ -330,10 +332,12 @@ __global__ void __launch_bounds__(kSingleThreads)
                        uint32_t* __restrict__ long_list) {
   __shared__ uint32_t tile_keys[kSingleTile + 1];  // [0]: the key before the tile
   __shared__ T tile_values[kSingleTile];
+  __shared__ uint32_t run_starts[kSingleTile];
+  __shared__ uint32_t runs;
   for (uint64_t t0 = uint64_t{blockIdx.x} * kSingleTile; t0 < k;
        t0 += uint64_t{gridDim.x} * kSingleTile) {
     const uint32_t n = k - t0 < kSingleTile ? static_cast<uint32_t>(k - t0) : kSingleTile;
-    __syncthreads();  // the previous tile's folds are done with the stage
+    __syncthreads();  // the previous tile's folds are done with the stage and the list
 #pragma unroll
     for (uint32_t u = 0; u < kSinglePer; ++u) {
       const uint32_t i = threadIdx.x + u * kSingleThreads;
@@ -342,7 +346,10 @@ __global__ void __launch_bounds__(kSingleThreads)
         tile_values[i] = values[t0 + i];
       }
     }
-    if (threadIdx.x == 0) tile_keys[0] = t0 == 0 ? ~0u : keys[t0 - 1];
+    if (threadIdx.x == 0) {
+      tile_keys[0] = t0 == 0 ? ~0u : keys[t0 - 1];
+      runs = 0;
+    }
     __syncthreads();
     // Sorted: past the first out-of-range key every key is out of range.
     for (uint32_t u = 0; u < kSinglePer; ++u) {
@@ -359,13 +366,31 @@ __global__ void __launch_bounds__(kSingleThreads)
           continue;
         }
       }
-      T acc = add_rn(static_cast<T>(-0.0), out[key]);
-      uint32_t j = i;
-      for (; j < n && tile_keys[j + 1] == key; ++j) acc = add_rn(acc, tile_values[j]);
-      if (j == n) {
-        for (uint64_t g = t0 + n; g < k && keys[g] == key; ++g) acc = add_rn(acc, values[g]);
+      run_starts[atomicAdd(&runs, 1u)] = i;  // list order is free: the runs are disjoint
+    }
+    __syncthreads();
+    const uint32_t listed = runs;
+    for (uint32_t r = threadIdx.x; r < listed; r += kSingleBatch * kSingleThreads) {
+      uint32_t start[kSingleBatch], key[kSingleBatch];
+      T acc[kSingleBatch];
+#pragma unroll
+      for (uint32_t b = 0; b < kSingleBatch; ++b) {
+        const uint32_t slot = r + b * kSingleThreads;
+        start[b] = slot < listed ? run_starts[slot] : 0;
+        key[b] = slot < listed ? tile_keys[start[b] + 1] : 0;
+        acc[b] = slot < listed ? out[key[b]] : T(0);
       }
-      out[key] = acc;
+#pragma unroll
+      for (uint32_t b = 0; b < kSingleBatch; ++b) {
+        if (r + b * kSingleThreads >= listed) break;
+        T a = add_rn(static_cast<T>(-0.0), acc[b]);
+        uint32_t j = start[b];
+        for (; j < n && tile_keys[j + 1] == key[b]; ++j) a = add_rn(a, tile_values[j]);
+        if (j == n) {
+          for (uint64_t g = t0 + n; g < k && keys[g] == key[b]; ++g) a = add_rn(a, values[g]);
+        }
+        out[key[b]] = a;
+      }
     }
   }
 }
