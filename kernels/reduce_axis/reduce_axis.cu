@@ -18,11 +18,12 @@
 //   scheduler). Addresses are mixed-radix offsets of the row and the column (a table of row
 //   offsets per chunk in shared memory), so the kernels serve reduce_sum_axis (any axis) and
 //   reduce_from_broadcast (any axis map). Two stage layouts:
-//     - column-major, for tiles of 8 or 16 columns (long chains, few columns: the chain is the
-//       limit, and it reads 16 bytes of its column, kQ consecutive rows, per shared load): a
-//       loader warp copies one element per thread, along the rows when each column's chain is
-//       contiguous, else kQ rows of 8 columns per instruction, each loader keeping one column
-//       (its source advancing by a constant when the rows are one axis);
+//     - column-major, the chain reading 16 bytes of its column (kQ consecutive rows) per shared
+//       load: when each column's chain is contiguous (a loader warp copies 32 consecutive rows
+//       of one column, one element per thread), and otherwise for tiles of 8 or 16 columns (long
+//       chains, few columns: the chain is the limit; a loader warp copies kQ rows of 8 columns
+//       per instruction, each loader keeping one column, its source advancing by a constant
+//       when the rows are one axis);
 //     - row-major, for tiles of 32 columns (many columns: the bus is the limit): a loader keeps
 //       one piece position of the tile's rows and copies 16 bytes per instruction when the
 //       pieces are contiguous and aligned (one element otherwise); the chain reads one element
@@ -417,7 +418,8 @@ TLRT_DEVICE_INLINE void loader_barrier() {
   asm volatile("bar.sync 1, %0;" ::"r"(kFoldLoaders) : "memory");
 }
 
-// The block's roles: the chain thread's column (tid < tc) and the loader index.
+// A thread's role: a loader (and its index among the loaders), or not (warp 0 runs the chains,
+// thread j the tile's column j; warp 4 waits at the barriers).
 struct FoldRoles {
   bool loader;
   uint32_t ltid;  // in [0, kFoldLoaders); meaningful for loaders only
@@ -466,7 +468,7 @@ TLRT_DEVICE_INLINE void run_fold_ring(const FoldRoles& roles, uint64_t chunks, F
   }
 }
 
-// ---- Rows contiguous: column-major stages
+// ---- Column-major stages
 
 // Shared memory of one block for tiles of 2^tc_shift columns whose chains are contiguous: per
 // stage a chunk of tc columns of chunk_rows rows each (column-major, padded against bank
