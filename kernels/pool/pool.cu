@@ -1597,20 +1597,6 @@ bool smooth_bwd_tiled(const PoolGeometry& g, size_t element_bytes) {
   return planned;
 }
 
-// Dynamic shared memory above the 48 KiB default needs an opt-in per kernel and device; `opted`
-// (one per kernel) remembers the devices done (every launch asks again past device 63).
-template <class Kernel>
-void allow_shared(Kernel kernel, std::atomic<uint64_t>& opted, const char* op) {
-  int device = 0;
-  check_cuda(cudaGetDevice(&device), op, "cudaGetDevice");
-  const uint64_t bit = device >= 0 && device < 64 ? uint64_t{1} << device : 0;
-  if (bit != 0 && (opted.load(std::memory_order_relaxed) & bit) != 0) return;
-  check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                  static_cast<int>(kSmoothBwdSmem)),
-             op, "cudaFuncSetAttribute");
-  opted.fetch_or(bit, std::memory_order_relaxed);
-}
-
 dim3 tile_grid(const SmoothPlan& p) {
   return dim3(p.tiles_x, std::min<uint32_t>(p.tiles_y, 65535), std::min<uint32_t>(p.planes, 65535));
 }
@@ -1627,11 +1613,9 @@ bool launch_smooth_tile_bwd(const T* x, const T* dy, T* dx, const PoolGeometry& 
                             cudaStream_t s, const char* op) {
   SmoothPlan p;
   if (!smooth_bwd_plan<KH, KW, SH, SW, T>(g, p)) return false;
-  auto kernel = smooth_tile_bwd_kernel<KH, KW, SH, SW, T>;
-  if (p.smem > 48 * 1024) {
-    static std::atomic<uint64_t> opted{0};
-    allow_shared(kernel, opted, op);
-  }
+  constexpr auto kernel = smooth_tile_bwd_kernel<KH, KW, SH, SW, T>;
+  // Dynamic shared memory above the 48 KiB default needs an opt-in per kernel and device.
+  if (p.smem > 48 * 1024) allow_dynamic_shared<kernel>(kSmoothBwdSmem, op);
   kernel<<<tile_grid(p), p.block, p.smem, s>>>(x, dy, dx, p, b);
   return true;
 }
