@@ -239,13 +239,14 @@ TYPED_TEST(SoftmaxTyped, RowsOfLengthOne) {
 }
 
 // Row lengths that take every CUDA path: lane groups and whole warps (vector and scalar loads),
-// the shared-memory kernel, the registers + shared-memory kernel and the online two-pass kernel
-// (past the shared memory of a block).
+// the shared-memory kernel, the registers + shared-memory kernel (two blocks per SM, one, and on
+// sm_90 with a mask the last lengths before the online kernel: 60000 float32, 30000 float64) and
+// the online two-pass kernel (past the shared memory of a block: 66000 float32 with a mask).
 TYPED_TEST(SoftmaxTyped, RowLengthsOfEveryPath) {
   using T = TypeParam;
-  const std::vector<uint32_t> lengths = {1,    2,     3,     4,     8,     16,    31,   32,   33,
-                                         64,   127,   128,   256,   1000,  1024,  1025, 4096, 4097,
-                                         8193, 16384, 16385, 20000, 32768, 40000, 70001};
+  const std::vector<uint32_t> lengths = {
+      1,    2,    3,    4,    8,    16,    31,    32,    33,    64,    127,   128,   256,   1000,
+      1024, 1025, 4096, 4097, 8193, 16384, 16385, 20000, 30000, 32768, 40000, 60000, 66000, 70001};
   uint32_t seed = 1;
   for (uint32_t cols : lengths) {
     const uint32_t rows = cols > 4096 ? 3 : 17;

@@ -36,7 +36,7 @@
 
 #include "kernels/common/launch.cuh"
 #include "kernels/pool/pool.h"
-#include "kernels/pool/quotient.h"
+#include "kernels/common/quotient.h"
 
 namespace tlrt::kernels {
 namespace {

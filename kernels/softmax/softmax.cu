@@ -9,10 +9,11 @@
 //     it works on one (rows_pipe_kernel, the same lane layout and sum order);
 //   * rows of up to 16k float32 (8k float64) elements: a block per row, the row held in shared
 //     memory, the mask bits in shared memory words built with warp shuffles;
-//   * longer rows whose rest fits in one block's shared memory (up to about 70k float32 or 36k
-//     float64 on sm_90): a block of 512 threads per row, 16k float32 (8k float64) elements in
-//     registers and the rest in shared memory (copied there asynchronously), so that 32k float32
-//     rows run two blocks per SM;
+//   * longer rows whose rest fits in one block's shared memory (on sm_90 up to about 64k float32
+//     or 32k float64 with a mask, 70k or 36k without): a block of 512 threads per row, 16k
+//     float32 (8k float64) elements in registers and the rest in shared memory (copied there
+//     asynchronously), the mask streamed through a ring of asynchronous copies, so that 32k
+//     float32 rows run two blocks per SM;
 //   * longer rows still: a block per row, an online max / sum pass (one read) and then a pass
 //     that reads again and writes; nothing of the row's size is stored anywhere.
 //   * softmax along an axis that is not the last (x as (outer, len, inner), inner >= 2): for
@@ -22,7 +23,8 @@
 //     pass per slice merged in slice order, then a pass that reads again and writes.
 //
 // The max propagates NaN (a NaN allowed score makes m NaN and so the row NaN), e = exp(s - m)
-// with the full-precision expf / exp, y = e / sum with IEEE division (-prec-div=true); the sum's
+// with the full-precision expf / exp, y = e / sum with IEEE division (-prec-div=true; float32
+// rows take the same bits from the sum's two-part reciprocal, kernels/common/quotient.h); the sum's
 // order is unspecified (a tolerance op), but it is fixed by the launch geometry, so a result is
 // reproducible run to run. Rows are grid-strided (grids are capped), so any row count works.
 #include <cuda_runtime.h>
@@ -31,6 +33,7 @@
 #include <cstdint>
 
 #include "kernels/common/launch.cuh"
+#include "kernels/common/quotient.h"
 #include "kernels/softmax/softmax.h"
 
 namespace tlrt::kernels {
@@ -84,11 +87,20 @@ __device__ __forceinline__ double quiet_nan<double>() {
   return __longlong_as_double(0x7ff8000000000000ll);
 }
 
-// max that propagates NaN from either side.
+// max that propagates NaN from either side (which zero of two is returned does not matter: m
+// only enters as s - m, and s - (+0) and s - (-0) have the same exp).
 template <class T>
 __device__ __forceinline__ T nan_max(T a, T b) {
   return (a > b || a != a) ? a : b;
 }
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+template <>
+__device__ __forceinline__ float nan_max<float>(float a, float b) {
+  float r;
+  asm("max.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
+  return r;
+}
+#endif
 
 // V adjacent elements at p (16-byte aligned when V > 1).
 template <class T, int V>
@@ -169,6 +181,62 @@ __device__ T block_sum(T v, T* scratch) {
   return warp_sum(v);
 }
 
+// fl(e / sum) for the e of one row. float: through the sum's two-part reciprocal
+// (kernels/common/quotient.h: the same bits as IEEE division, four operations a quotient); an e
+// is +0 or in [2^-64, 1] (e = exp(s - m) with s - m <= 0), or NaN, or tiny, which two divide.
+template <class T>
+struct RowDivisor {
+  T d;
+  __device__ explicit RowDivisor(T sum) : d(sum) {}
+  __device__ T operator()(T e) const { return e / d; }
+};
+template <>
+struct RowDivisor<float> {
+  Reciprocal r;
+  __device__ explicit RowDivisor(float sum) : r(reciprocal_of(sum)) {}
+  __device__ float operator()(float e) const {
+    return r.fast && (e >= 0x1p-64f || e == 0.0f) ? quotient_unchecked(e, r) : __fdiv_rn(e, r.d);
+  }
+};
+
+// The exp pass over one register chunk: e = exp(s - m) for the allowed elements (bits, the
+// chunk's allowed bits from bit 0), +0 for the others, each added to sum in element order.
+// Without a mask every element of a chunk inside the row is allowed, so the test is per chunk;
+// with one it is per element and branch-free (adding +0 leaves the sum's bits unchanged, so the
+// sum is that of the allowed terms in the same order either way).
+template <class T, int V, bool kMasked>
+__device__ __forceinline__ void exp_chunk(T (&v)[V], T m, uint32_t bits, bool in_row, T& sum) {
+  if constexpr (kMasked) {
+#pragma unroll
+    for (int j = 0; j < V; ++j) {
+      const T e = exp_of(v[j] - m);
+      v[j] = ((bits >> j) & 1u) ? e : T(0);
+      sum += v[j];
+    }
+  } else if (in_row) {
+#pragma unroll
+    for (int j = 0; j < V; ++j) {
+      v[j] = exp_of(v[j] - m);
+      sum += v[j];
+    }
+  } else {
+#pragma unroll
+    for (int j = 0; j < V; ++j) v[j] = T(0);
+  }
+}
+
+// The outputs of one register chunk inside the row: e / sum for the allowed elements, +0 for the
+// blocked ones (set after the arithmetic, so +0 even in a NaN row).
+template <class T, int V, bool kMasked>
+__device__ __forceinline__ void quotient_chunk(const T (&v)[V], const RowDivisor<T>& div,
+                                               uint32_t bits, T (&y)[V]) {
+#pragma unroll
+  for (int j = 0; j < V; ++j) {
+    const T q = div(v[j]);
+    y[j] = (!kMasked || ((bits >> j) & 1u)) ? q : T(0);
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // G lanes per row (G a power of two <= 32: 32 / G rows per warp), the row in registers: lane l of
 // the group holds chunk k at element (G k + l) V, cols <= G N V, and N V <= 32 mask bits per
@@ -239,32 +307,26 @@ __global__ void __launch_bounds__(kThreads)
         }
       }
     }
-    const bool any = group_or<G>(allowed) != 0;
+    // Without a mask a row has an allowed entry (cols >= 1); lanes past the last row store nothing.
+    const bool any = !kMasked || group_or<G>(allowed) != 0;
     m = group_max<G>(m);
     // Branch-free: exp of every register element, blocked ones replaced by +0 (adding +0 leaves
     // the sum's bits unchanged, so the sum is that of the allowed terms in the same order).
     T sum = T(0);
 #pragma unroll
     for (int k = 0; k < N; ++k) {
-#pragma unroll
-      for (int j = 0; j < V; ++j) {
-        const T e = exp_of(v[k][j] - m);
-        v[k][j] = ((allowed >> (k * V + j)) & 1u) ? e : T(0);
-        sum += v[k][j];
-      }
+      const uint64_t c = (static_cast<uint64_t>(k) * G + gl) * V;
+      exp_chunk<T, V, kMasked>(v[k], m, allowed >> (k * V), live && c < cols, sum);
     }
     sum = group_sum<G>(sum);
     if (!any) sum = T(1);  // no allowed entry: every output is +0 and nothing divides
+    const RowDivisor<T> div(sum);
 #pragma unroll
     for (int k = 0; k < N; ++k) {
       const uint64_t c = (static_cast<uint64_t>(k) * G + gl) * V;
       if (live && c < cols) {
         T y[V];
-#pragma unroll
-        for (int j = 0; j < V; ++j) {
-          const T q = v[k][j] / sum;
-          y[j] = ((allowed >> (k * V + j)) & 1u) ? q : T(0);
-        }
+        quotient_chunk<T, V, kMasked>(v[k], div, allowed >> (k * V), y);
         store_chunk_streaming<T, V>(out + base + c, y);
       }
     }
@@ -389,30 +451,23 @@ __global__ void __launch_bounds__(kPipeThreads)
         }
       }
     }
-    const bool any = __any_sync(kFullMask, allowed != 0);
+    const bool any = !kMasked || __any_sync(kFullMask, allowed != 0);  // cols >= 1 without a mask
     m = warp_max(m);
     T sum = T(0);
 #pragma unroll
     for (int k = 0; k < N; ++k) {
-#pragma unroll
-      for (int j = 0; j < V; ++j) {
-        const T e = exp_of(v[k][j] - m);
-        v[k][j] = ((allowed >> (k * V + j)) & 1u) ? e : T(0);
-        sum += v[k][j];  // adding +0 for a blocked entry leaves the sum's bits unchanged
-      }
+      const uint64_t c = (static_cast<uint64_t>(k) * 32 + lane) * V;
+      exp_chunk<T, V, kMasked>(v[k], m, allowed >> (k * V), c < cols, sum);
     }
     sum = warp_sum(sum);
     if (!any) sum = T(1);  // no allowed entry: every output is +0 and nothing divides
+    const RowDivisor<T> div(sum);
 #pragma unroll
     for (int k = 0; k < N; ++k) {
       const uint64_t c = (static_cast<uint64_t>(k) * 32 + lane) * V;
       if (c < cols) {
         T y[V];
-#pragma unroll
-        for (int j = 0; j < V; ++j) {
-          const T q = v[k][j] / sum;
-          y[j] = ((allowed >> (k * V + j)) & 1u) ? q : T(0);
-        }
+        quotient_chunk<T, V, kMasked>(v[k], div, allowed >> (k * V), y);
         store_chunk_streaming<T, V>(out + base + c, y);
       }
     }
@@ -504,12 +559,13 @@ __global__ void __launch_bounds__(1024)
       store_chunk<T, V>(vals + c, v);
     }
     sum = block_sum(sum, scratch);  // a barrier: every e is in shared memory after it
+    const RowDivisor<T> div(sum);
     for (uint64_t c = static_cast<uint64_t>(threadIdx.x) * V; c < cols; c += step) {
       T v[V], y[V];
       load_chunk<T, V>(vals + c, v);
       const uint32_t word = bits[c >> 5] >> (c & 31);
 #pragma unroll
-      for (int j = 0; j < V; ++j) y[j] = ((word >> j) & 1u) ? v[j] / sum : T(0);
+      for (int j = 0; j < V; ++j) y[j] = ((word >> j) & 1u) ? div(v[j]) : T(0);
       store_chunk_streaming<T, V>(out + base + c, y);
     }
     __syncthreads();  // this row's shared values are read before the next row overwrites them
@@ -521,23 +577,34 @@ __global__ void __launch_bounds__(1024)
 // shared memory: each thread holds R chunks of V elements in registers (chunk r of thread t at
 // element (r * blockDim + t) V, the first R * blockDim * V elements of the row), and the rest of
 // the row sits in shared memory as in rows_smem_kernel (values, then mask bits), offset by the
-// register span. Rows of 16k to about 70k float32 (8k to 36k float64) stay on chip; up to about
-// 45k float32 (22k float64) two blocks fit on an SM, so one block's loads overlap the other's
-// arithmetic.
+// register span, followed by the mask's ring (kHybridRing chunks per thread, masked rows only).
+// Rows of 16k to about 64k float32 (8k to 32k float64) with a mask, 70k (36k) without, stay on
+// chip; up to about 36k float32 (18k float64) with a mask, 44k (22k) without, two blocks fit on an
+// SM, so one block's loads overlap the other's arithmetic. The mask loads go through the ring
+// rather than registers so that a block keeps kHybridRing chunks per thread in flight while it
+// folds the landed ones (through registers, the budget of two blocks per SM allowed two).
 
 constexpr int kHybridThreads = 512;
-// Mask chunks of the hybrid kernel loaded together (as many as its register budget allows).
-template <int V>
-constexpr int kHybridBatch = V == 4   ? 2
-                             : V == 2 ? 1
-                                      : 4;
+constexpr int kHybridRing = 4;  // mask chunks per thread in flight (power of two)
+
+// Dynamic shared memory of the hybrid kernel for `rest` elements past the register span.
+template <class T>
+uint64_t hybrid_smem_bytes(uint64_t rest, int v, bool masked) {
+  const uint64_t ring = masked ? uint64_t{kHybridRing} * kHybridThreads * v * sizeof(T) : 0;
+  return (smem_bytes<T>(rest, kHybridThreads, v) + 15) / 16 * 16 + ring;
+}
+
+__device__ __forceinline__ void copy_wait_ring() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(kHybridRing - 1) : "memory");
+#endif
+}
 
 template <class T, int V, int R, bool kMasked>
 __global__ void __launch_bounds__(kHybridThreads, 2)
     rows_hybrid_kernel(const T* __restrict__ scores, const T* __restrict__ mask, uint64_t rows,
                        uint64_t cols, T* __restrict__ out) {
   static_assert(R * V <= 32, "one mask bit per register element");
-  static_assert(R % kHybridBatch<V> == 0, "whole batches of mask chunks");
   extern __shared__ __align__(16) unsigned char smem[];
   __shared__ T scratch[32];
   constexpr int kGroup = 32 / V;  // lanes whose chunks share one mask word
@@ -547,7 +614,9 @@ __global__ void __launch_bounds__(kHybridThreads, 2)
   const uint32_t rest = cols > span ? static_cast<uint32_t>(cols - span) : 0u;
   const uint32_t padded = (rest + step - 1) / step * step;
   T* vals = reinterpret_cast<T*>(smem);
-  uint32_t* bits = reinterpret_cast<uint32_t*>(smem + (rest * sizeof(T) + 15) / 16 * 16);
+  const uint32_t values_bytes = (rest * sizeof(T) + 15) / 16 * 16;
+  uint32_t* bits = reinterpret_cast<uint32_t*>(smem + values_bytes);
+  T* ring = reinterpret_cast<T*>(smem + (values_bytes + padded / 32 * 4 + 15) / 16 * 16);
   const uint32_t first = threadIdx.x * V;
   for (uint64_t row = blockIdx.x; row < rows; row += gridDim.x) {
     const uint64_t base = row * cols;
@@ -557,6 +626,34 @@ __global__ void __launch_bounds__(kHybridThreads, 2)
       copy_chunk_async<T, V>(vals + c, scores + base + span + c);
     }
     copy_commit();
+    // The mask streams through a ring of kHybridRing chunks per thread (asynchronous copies, no
+    // registers held while in flight): mask chunk k of this thread lies at element k * step +
+    // first of the row (the register chunks first, then the shared-memory part), and chunk k +
+    // kHybridRing is requested as soon as chunk k has been read. One group per chunk, committed
+    // even when empty, so "wait for all but the newest kHybridRing - 1 groups" always means
+    // "chunk k (and everything older, the scores' copies included) has landed".
+    const uint32_t chunks = static_cast<uint32_t>(R) + padded / step;  // block-uniform
+    auto request_mask = [&](uint32_t k) {
+      if constexpr (kMasked) {
+        const uint32_t c = k * step + first;
+        if (k < chunks && c < cols) {
+          copy_chunk_async<T, V>(ring + (k % kHybridRing * blockDim.x + threadIdx.x) * V,
+                                 mask + base + c);
+        }
+        copy_commit();
+      }
+    };
+    auto mask_chunk = [&](uint32_t k, T(&mk)[V]) {
+      if constexpr (kMasked) {
+        copy_wait_ring();
+        load_chunk<T, V>(ring + (k % kHybridRing * blockDim.x + threadIdx.x) * V, mk);
+      } else {
+#pragma unroll
+        for (int j = 0; j < V; ++j) mk[j] = T(1);
+      }
+    };
+#pragma unroll
+    for (int k = 0; k < kHybridRing; ++k) request_mask(k);
     T v[R][V];
 #pragma unroll
     for (int r = 0; r < R; ++r) {
@@ -567,68 +664,45 @@ __global__ void __launch_bounds__(kHybridThreads, 2)
     }
     uint32_t reg_bits = 0;
     T m = neg_inf<T>();
-    // The mask in batches of kHybridBatch<V> chunks: every load of a batch is issued before any of
-    // them is used (the warp barrier keeps the compiler from interleaving them with their uses),
-    // which bounds the registers they hold under the two-blocks-per-SM budget.
 #pragma unroll
-    for (int r0 = 0; r0 < R; r0 += kHybridBatch<V>) {
-      T mk[kHybridBatch<V>][V];
+    for (int r = 0; r < R; ++r) {
+      const uint32_t c = r * step + first;
+      T mk[V];
+      mask_chunk(r, mk);
 #pragma unroll
-      for (int b = 0; b < kHybridBatch<V>; ++b) {
-        const uint32_t c = (r0 + b) * step + first;
-#pragma unroll
-        for (int j = 0; j < V; ++j) mk[b][j] = T(0);
-        if (kMasked && c < cols) load_chunk<T, V>(mask + base + c, mk[b]);
+      for (int j = 0; j < V; ++j) {
+        if (c < cols && mk[j] != T(0)) {
+          reg_bits |= 1u << (r * V + j);
+          m = nan_max(m, v[r][j]);
+        }
       }
-      if constexpr (kMasked) __syncwarp();
-#pragma unroll
-      for (int b = 0; b < kHybridBatch<V>; ++b) {
-        const int r = r0 + b;
-        const uint32_t c = r * step + first;
+      request_mask(r + kHybridRing);  // after chunk r's values are in registers and used
+    }
+    if constexpr (!kMasked) copy_wait_all();  // the scores' copies
+    bool mine = reg_bits != 0;
+    // The shared-memory part: its mask from the ring, its scores from this thread's own copies.
+    // Block-uniform trip count, so the whole warp takes part in every shuffle.
+    for (uint32_t k = R; k < chunks; ++k) {
+      const uint32_t c = (k - R) * step + first;
+      T mk[V];
+      mask_chunk(k, mk);
+      uint32_t word = 0;
+      if (c < rest) {
+        T w[V];
+        load_chunk<T, V>(vals + c, w);
 #pragma unroll
         for (int j = 0; j < V; ++j) {
-          if (c < cols && (!kMasked || mk[b][j] != T(0))) {
-            reg_bits |= 1u << (r * V + j);
-            m = nan_max(m, v[r][j]);
+          if (mk[j] != T(0)) {
+            word |= 1u << ((c + j) & 31);
+            m = nan_max(m, w[j]);
           }
         }
       }
-    }
-    bool mine = reg_bits != 0;
-    // The shared-memory part: its mask in batches as above, its scores from this thread's own
-    // copies. Block-uniform trip count, so the whole warp takes part in every shuffle.
-    for (uint32_t c0 = first; c0 < padded; c0 += kHybridBatch<V> * step) {
-      T mk[kHybridBatch<V>][V];
+      request_mask(k + kHybridRing);
 #pragma unroll
-      for (int b = 0; b < kHybridBatch<V>; ++b) {
-        const uint32_t c = c0 + b * step;
-#pragma unroll
-        for (int j = 0; j < V; ++j) mk[b][j] = T(0);
-        if (kMasked && c < rest) load_chunk<T, V>(mask + base + span + c, mk[b]);
-      }
-      copy_wait_all();  // this thread's score copies (only the first batch waits)
-#pragma unroll
-      for (int b = 0; b < kHybridBatch<V>; ++b) {
-        const uint32_t c = c0 + b * step;
-        uint32_t word = 0;
-        if (c < rest) {
-          T w[V];
-          load_chunk<T, V>(vals + c, w);
-#pragma unroll
-          for (int j = 0; j < V; ++j) {
-            if (!kMasked || mk[b][j] != T(0)) {
-              word |= 1u << ((c + j) & 31);
-              m = nan_max(m, w[j]);
-            }
-          }
-        }
-        if (c < padded) {  // block-uniform
-#pragma unroll
-          for (int o = 1; o < kGroup; o <<= 1) word |= __shfl_xor_sync(kFullMask, word, o);
-          if (lane % kGroup == 0) bits[c >> 5] = word;
-          mine = mine || word != 0;
-        }
-      }
+      for (int o = 1; o < kGroup; o <<= 1) word |= __shfl_xor_sync(kFullMask, word, o);
+      if (lane % kGroup == 0) bits[c >> 5] = word;
+      mine = mine || word != 0;
     }
     const bool any = __syncthreads_or(mine) != 0;  // also orders the shared stores above
     T sum = T(1);                                  // no allowed entry: nothing divides
@@ -660,13 +734,14 @@ __global__ void __launch_bounds__(kHybridThreads, 2)
       }
       sum = block_sum(sum, scratch);
     }
+    const RowDivisor<T> div(sum);
 #pragma unroll
     for (int r = 0; r < R; ++r) {
       const uint32_t c = r * step + first;
       if (c < cols) {
         T y[V];
 #pragma unroll
-        for (int j = 0; j < V; ++j) y[j] = ((reg_bits >> (r * V + j)) & 1u) ? v[r][j] / sum : T(0);
+        for (int j = 0; j < V; ++j) y[j] = ((reg_bits >> (r * V + j)) & 1u) ? div(v[r][j]) : T(0);
         store_chunk_streaming<T, V>(out + base + c, y);
       }
     }
@@ -675,7 +750,7 @@ __global__ void __launch_bounds__(kHybridThreads, 2)
       load_chunk<T, V>(vals + c, w);
       const uint32_t word = any ? bits[c >> 5] >> (c & 31) : 0u;
 #pragma unroll
-      for (int j = 0; j < V; ++j) y[j] = ((word >> j) & 1u) ? w[j] / sum : T(0);
+      for (int j = 0; j < V; ++j) y[j] = ((word >> j) & 1u) ? div(w[j]) : T(0);
       store_chunk_streaming<T, V>(out + base + span + c, y);
     }
     __syncthreads();  // this row's shared values are read before the next row overwrites them
@@ -765,14 +840,14 @@ __global__ void __launch_bounds__(1024)
     if (lane < warps) all = {scratch_m[lane], scratch_s[lane]};
     all = warp_online(all);
     const T m = all.m;
-    const T sum = online_sum(all);
+    const RowDivisor<T> div(online_sum(all));
     for (uint64_t c = static_cast<uint64_t>(threadIdx.x) * V; c < cols; c += step) {
       T v[V] = {}, mk[V] = {}, y[V];
       if (any) load_chunk<T, V>(scores + base + c, v);
       if (any && mask != nullptr) load_chunk<T, V>(mask + base + c, mk);
 #pragma unroll
       for (int j = 0; j < V; ++j) {
-        y[j] = (any && (mask == nullptr || mk[j] != T(0))) ? exp_of(v[j] - m) / sum : T(0);
+        y[j] = (any && (mask == nullptr || mk[j] != T(0))) ? div(exp_of(v[j] - m)) : T(0);
       }
       store_chunk_streaming<T, V>(out + base + c, y);
     }
@@ -809,9 +884,10 @@ __global__ void __launch_bounds__(kThreads)
         sum += v[k];
       }
     }
+    const RowDivisor<T> div(sum);
 #pragma unroll
     for (int k = 0; k < N; ++k) {
-      if (static_cast<uint64_t>(k) < len) out[base + static_cast<uint64_t>(k) * inner] = v[k] / sum;
+      if (static_cast<uint64_t>(k) < len) out[base + static_cast<uint64_t>(k) * inner] = div(v[k]);
     }
   }
 }
@@ -976,7 +1052,10 @@ void dispatch_rows(const T* s, const T* mk, uint64_t rows, uint64_t cols, T* out
     dispatch_warp<T, V>(s, mk, rows, cols, out, stream, op);
     return;
   }
-  const uint64_t optin = smem_optin_bytes(op);
+  // Dynamic shared memory a row kernel may use: the device's opt-in limit less the kernels'
+  // static shared memory (the 32-entry scratch) and some slack. The kernels' limits are raised to
+  // it once per device.
+  const uint64_t limit = smem_optin_bytes(op) - 32 * sizeof(T) - 64;
   // Register chunks per thread of the hybrid kernel: 32 float32 or 16 float64 values.
   constexpr int kR = (sizeof(T) == 4 ? 32 : 16) / V;
   const uint64_t span = static_cast<uint64_t>(kHybridThreads) * V * kR;
@@ -984,25 +1063,25 @@ void dispatch_rows(const T* s, const T* mk, uint64_t rows, uint64_t cols, T* out
     const int threads = cols <= 4096 ? 256 : cols <= 8192 ? 512 : 1024;
     // The static shared memory (the 32-entry scratch) and some slack come on top.
     const uint64_t dynamic = smem_bytes<T>(cols, threads, V);
-    if (dynamic + 32 * sizeof(T) + 64 <= optin) {
-      check_cuda(
-          cudaFuncSetAttribute(rows_smem_kernel<T, V>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                               static_cast<int>(dynamic)),
-          op, "cudaFuncSetAttribute(max dynamic shared memory)");
+    if (dynamic <= limit) {
+      allow_dynamic_shared<rows_smem_kernel<T, V>>(limit, op);
       rows_smem_kernel<T, V>
           <<<grid_for(rows, 1, kRowGridCap), threads, dynamic, stream>>>(s, mk, rows, cols, out);
       return;
     }
   } else {
-    const uint64_t dynamic = smem_bytes<T>(cols - span, kHybridThreads, V);
-    if (dynamic + 32 * sizeof(T) + 64 <= optin) {
-      const auto kernel =
-          mk != nullptr ? rows_hybrid_kernel<T, V, kR, true> : rows_hybrid_kernel<T, V, kR, false>;
-      check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                      static_cast<int>(dynamic)),
-                 op, "cudaFuncSetAttribute(max dynamic shared memory)");
-      kernel<<<grid_for(rows, 1, kRowGridCap), kHybridThreads, dynamic, stream>>>(s, mk, rows, cols,
-                                                                                  out);
+    const uint64_t dynamic = hybrid_smem_bytes<T>(cols - span, V, mk != nullptr);
+    if (dynamic <= limit) {
+      const dim3 grid = grid_for(rows, 1, kRowGridCap);
+      if (mk != nullptr) {
+        allow_dynamic_shared<rows_hybrid_kernel<T, V, kR, true>>(limit, op);
+        rows_hybrid_kernel<T, V, kR, true>
+            <<<grid, kHybridThreads, dynamic, stream>>>(s, mk, rows, cols, out);
+      } else {
+        allow_dynamic_shared<rows_hybrid_kernel<T, V, kR, false>>(limit, op);
+        rows_hybrid_kernel<T, V, kR, false>
+            <<<grid, kHybridThreads, dynamic, stream>>>(s, mk, rows, cols, out);
+      }
       return;
     }
   }

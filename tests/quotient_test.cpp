@@ -1,6 +1,6 @@
-// kernels/pool/quotient.h: the quotient through a divisor's correctly rounded reciprocal against
+// kernels/common/quotient.h: the quotient through a divisor's correctly rounded reciprocal against
 // IEEE division, bit for bit (host form; the device form is the same sequence of _rn intrinsics).
-#include "kernels/pool/quotient.h"
+#include "kernels/common/quotient.h"
 
 #include <gtest/gtest.h>
 
@@ -61,8 +61,8 @@ uint64_t mismatches(uint32_t lo, uint32_t hi, const std::vector<float>& ds) {
   return bad[0] + bad[1];
 }
 
-// Divisors of the smooth max backward (the window sums D in [1, 9]) and others across the range,
-// binade edges included.
+// Divisors of the smooth max backward (the window sums D in [1, 9]), softmax row sums (in [1, n])
+// and others across the range, binade edges included.
 std::vector<float> divisors() {
   std::vector<float> ds = {1.0f,
                            std::nextafter(1.0f, 2.0f),
@@ -77,21 +77,24 @@ std::vector<float> divisors() {
                            0x1p-16f,
                            0x1p16f,
                            -3.25f,
-                           0.1f};
+                           0.1f,
+                           1000.37f,
+                           32767.9f,
+                           std::nextafter(0x1p16f, 0.0f)};
   std::mt19937 rng(7);
   std::uniform_real_distribution<float> u(1.0f, 9.0f);
   for (int i = 0; i < 6; ++i) ds.push_back(u(rng));
   return ds;
 }
 
-TEST(PoolQuotient, EveryNumeratorInOneBinadeMatchesDivision) {
-  // All a in [0.5, 1) and their negatives: 2^24 numerators for each of 20 divisors.
+TEST(Quotient, EveryNumeratorInOneBinadeMatchesDivision) {
+  // All a in [0.5, 1) and their negatives: 2^24 numerators for each of 23 divisors.
   const std::vector<float> ds = divisors();
   EXPECT_EQ(mismatches(bits(0.5f), bits(1.0f), ds), 0u);
   EXPECT_EQ(mismatches(bits(-0.5f), bits(-1.0f), ds), 0u);
 }
 
-TEST(PoolQuotient, NumeratorsAcrossTheRangeMatchDivision) {
+TEST(Quotient, NumeratorsAcrossTheRangeMatchDivision) {
   // Every 61st bit pattern of the whole positive range: zeros, subnormals, the edges 2^-64 and
   // 2^64, infinities and NaNs included.
   const std::vector<float> ds = divisors();
@@ -107,12 +110,12 @@ TEST(PoolQuotient, NumeratorsAcrossTheRangeMatchDivision) {
   EXPECT_EQ(bad, 0u);
 }
 
-TEST(PoolQuotient, UncheckedTakesPositiveZero) {
+TEST(Quotient, UncheckedTakesPositiveZero) {
   const auto r = reciprocal_of(7.0f);
   EXPECT_EQ(bits(quotient_unchecked(0.0f, r)), bits(0.0f));
 }
 
-TEST(PoolQuotient, SpecialOperandsTakeDivision) {
+TEST(Quotient, SpecialOperandsTakeDivision) {
   const float inf = INFINITY, nan = NAN;
   for (float d : {0.0f, -0.0f, inf, -inf, nan, 0x1p-20f, 0x1p20f, 1e-40f}) {
     const auto r = reciprocal_of(d);
@@ -131,7 +134,7 @@ TEST(PoolQuotient, SpecialOperandsTakeDivision) {
   EXPECT_EQ(bits(quotient(0.0f, r)), bits(0.0f));
 }
 
-TEST(PoolQuotient, RandomPairsMatchDivision) {
+TEST(Quotient, RandomPairsMatchDivision) {
   std::mt19937 rng(11);
   std::uniform_real_distribution<float> ud(0x1p-16f, 0x1p16f);
   uint64_t bad = 0;

@@ -1,6 +1,6 @@
-// fl(a / d) for many numerators over one binary32 divisor: the same bits as IEEE division, from a
-// two-part reciprocal of d computed once, with four rounded operations per quotient instead of a
-// full division each.
+// fl(a / d) for many numerators over one binary32 divisor (the smooth max backward's window sums,
+// the softmax row sums): the same bits as IEEE division, from a two-part reciprocal of d computed
+// once, with four rounded operations per quotient instead of a full division each.
 //
 // Per divisor: y = fl(1/d); rho = 1 - d * y, exact by an FMA (the residual of a correctly rounded
 // reciprocal is a multiple of 2^-47 below 2^-23 in magnitude, so it fits 24 bits); y_lo =
@@ -14,7 +14,7 @@
 // The argument needs the quotient and the remainder clear of underflow: `Reciprocal::fast` admits
 // divisors in [2^-16, 2^16], and `quotient` numerators with 2^-64 <= |a| <= 2^64; a zero numerator
 // returns fl(a * y), the quotient's signed zero; every other case (NaN, infinities, tiny or huge
-// numerators or divisors) takes IEEE division. tests/pool_quotient_test.cpp compares the host
+// numerators or divisors) takes IEEE division. tests/quotient_test.cpp compares the host
 // form with IEEE division bit for bit.
 #pragma once
 
