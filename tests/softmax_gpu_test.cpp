@@ -118,9 +118,10 @@ TEST_F(SoftmaxGpu, UnalignedRowsOfEveryPath) {
   }
 }
 
-// Aligned rows of 257 to 1024 float32 (129 to 512 float64) elements take the pipelined warp
-// kernel, whose warps stream through several rows each (the next row's copies in flight) only
-// when there are more rows than resident warps: 6000 rows are more than any current GPU holds.
+// Aligned masked rows of 257 to 1024 float32 (129 to 512 float64) elements take the pipelined
+// warp kernel, whose warps stream through several rows each (the next row's copies in flight)
+// only when there are more rows than resident warps: 6000 rows are more than any current GPU
+// holds. Unmasked rows of these lengths take the register warp kernel with whole-chunk tests.
 TEST_F(SoftmaxGpu, AlignedRowsStreamedPerWarp) {
   uint64_t key = 500;
   for (bool masked : {true, false}) {

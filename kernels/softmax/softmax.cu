@@ -4,9 +4,9 @@
 //   * rows of at most 1024 elements: G lanes per row (G the smallest power of two that covers a
 //     row of at most 32 chunks, else a whole warp), the row in registers (each lane holds N
 //     chunks of V adjacent elements), 16-byte loads and stores when the pointers are 16-byte
-//     aligned and V divides cols; on that 16-byte path rows of 257 to 1024 float32 (129 to 512
-//     float64) go through shared memory by asynchronous copies, a warp's next row in flight while
-//     it works on one (rows_pipe_kernel, the same lane layout and sum order);
+//     aligned and V divides cols; on that 16-byte path masked rows of 257 to 1024 float32 (129 to
+//     512 float64) go through shared memory by asynchronous copies, a warp's next row in flight
+//     while it works on one (rows_pipe_kernel, the same lane layout and sum order);
 //   * rows of up to 16k float32 (8k float64) elements: a block per row, the row held in shared
 //     memory, the mask bits in shared memory words built with warp shuffles;
 //   * longer rows whose rest fits in one block's shared memory (on sm_90 up to about 64k float32
@@ -996,19 +996,17 @@ void launch_pipe_as(const T* s, const T* mk, uint64_t rows, uint64_t cols, T* ou
   kernel<<<grid, kPipeThreads, bytes, stream>>>(s, mk, rows, cols, out);
 }
 
+// Masked rows only: unmasked rows of this length take rows_warp_kernel, which measured faster
+// once its per-element work was cut to exp, add and quotient (unmasked chunks are tested whole).
 template <class T, int N>
 void launch_pipe(const T* s, const T* mk, uint64_t rows, uint64_t cols, T* out, cudaStream_t stream,
                  const char* op) {
-  if (mk != nullptr) {
-    launch_pipe_as<T, N, true>(s, mk, rows, cols, out, stream, op);
-  } else {
-    launch_pipe_as<T, N, false>(s, mk, rows, cols, out, stream, op);
-  }
+  launch_pipe_as<T, N, true>(s, mk, rows, cols, out, stream, op);
 }
 
 // Rows of at most 32 V elements: G = the smallest power of two with G V >= cols, one chunk per
 // lane. Longer rows (<= 1024): a whole warp, N = the smallest power of two with 32 N V >= cols;
-// on the 16-byte path with N = 4 or 8 through shared memory (rows_pipe_kernel).
+// masked rows on the 16-byte path with N = 4 or 8 through shared memory (rows_pipe_kernel).
 template <class T, int V>
 void dispatch_warp(const T* s, const T* mk, uint64_t rows, uint64_t cols, T* out,
                    cudaStream_t stream, const char* op) {
@@ -1021,6 +1019,10 @@ void dispatch_warp(const T* s, const T* mk, uint64_t rows, uint64_t cols, T* out
   if (chunks <= 32) return launch_warp<T, V, 1, 32>(s, mk, rows, cols, out, stream);
   if (chunks <= 64) return launch_warp<T, V, 2, 32>(s, mk, rows, cols, out, stream);
   if constexpr (V > 1) {
+    if (mk == nullptr) {
+      if (chunks <= 128) return launch_warp<T, V, 4, 32>(s, mk, rows, cols, out, stream);
+      if (chunks <= 256) return launch_warp<T, V, 8, 32>(s, mk, rows, cols, out, stream);
+    }
     if (chunks <= 128) return launch_pipe<T, 4>(s, mk, rows, cols, out, stream, op);
     if (chunks <= 256) return launch_pipe<T, 8>(s, mk, rows, cols, out, stream, op);
   } else {
