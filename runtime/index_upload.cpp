@@ -1,12 +1,10 @@
 #include "runtime/index_upload.h"
 
 #include <algorithm>
-#include <exception>
-#include <mutex>
-#include <thread>
 #include <vector>
 
 #include "common/error.h"
+#include "kernels/common/host_parallel.h"
 #include "runtime/context.h"
 
 #if TLRT_HAVE_CUDA
@@ -27,43 +25,10 @@ uint64_t block_bytes(uint64_t count, const char* op) {
 }  // namespace
 
 void fill_indices_parallel(uint32_t* dst, uint64_t count, const IndexFill& fill) {
-  if (count == 0) return;
-  const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
-  const uint64_t threads = std::min<uint64_t>({16, hw, count / kEntriesPerThread});
-  if (threads <= 1) {
-    fill(dst, 0, count);
-    return;
-  }
-  const uint64_t per = (count + threads - 1) / threads;
-  std::mutex failure_mutex;
-  std::exception_ptr failure;
-  uint64_t failure_first = UINT64_MAX;  // the lowest failing range reports, as a serial pass would
-  auto run = [&](uint64_t first) {
-    try {
-      fill(dst + first, first, std::min(per, count - first));
-    } catch (...) {
-      std::lock_guard<std::mutex> lock(failure_mutex);
-      if (first < failure_first) {
-        failure_first = first;
-        failure = std::current_exception();
-      }
-    }
-  };
-  std::vector<std::thread> workers;
-  workers.reserve(threads - 1);
-  try {
-    for (uint64_t t = 1; t < threads && t * per < count; ++t) workers.emplace_back(run, t * per);
-  } catch (...) {
-    // A thread that cannot be started: the remaining ranges run here.
-    for (std::thread& w : workers) w.join();
-    for (uint64_t first = workers.size() * per + per; first < count; first += per) run(first);
-    run(0);
-    if (failure) std::rethrow_exception(failure);
-    return;
-  }
-  run(0);
-  for (std::thread& w : workers) w.join();
-  if (failure) std::rethrow_exception(failure);
+  // The lowest failing range's error is the one reported, as a serial pass would.
+  kernels::parallel_ranges(
+      count, kEntriesPerThread,
+      [&](uint64_t first, uint64_t last) { fill(dst + first, first, last - first); }, 16);
 }
 
 IndexBlock::IndexBlock(Backend backend, uint64_t count, const IndexFill& fill, const char* op)

@@ -7,10 +7,10 @@
 #include <list>
 #include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "common/error.h"
+#include "kernels/common/host_parallel.h"
 #include "runtime/context.h"
 #include "runtime/dispatch.h"
 
@@ -216,26 +216,13 @@ Compiled acquire(Backend backend, std::string_view source, KernelScalar kind, ui
 // Runs blocks of the host kernel on several threads for large counts.
 void run_host(const kernels::HostKernel& kernel, const std::vector<KernelArg>& inputs, void* out,
               uint64_t* record, uint64_t count, uint64_t blocks) {
-  const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
-  const uint64_t threads = std::min<uint64_t>({16, hw, blocks / 64});
-  if (threads <= 1) {
-    kernels::host_kernel_run(kernel, inputs.data(), inputs.size(), out, record, count, 0, blocks);
-    return;
-  }
-  const uint64_t per = (blocks + threads - 1) / threads;
-  std::vector<std::thread> workers;
-  for (uint64_t t = 1; t < threads; ++t) {
-    const uint64_t first = t * per;
-    if (first >= blocks) break;
-    const uint64_t last = std::min(blocks, first + per);
-    workers.emplace_back([&, first, last] {
-      kernels::host_kernel_run(kernel, inputs.data(), inputs.size(), out, record, count, first,
-                               last);
-    });
-  }
-  kernels::host_kernel_run(kernel, inputs.data(), inputs.size(), out, record, count, 0,
-                           std::min(per, blocks));
-  for (std::thread& w : workers) w.join();
+  kernels::parallel_ranges(
+      blocks, 64,
+      [&](uint64_t first, uint64_t last) {
+        kernels::host_kernel_run(kernel, inputs.data(), inputs.size(), out, record, count, first,
+                                 last);
+      },
+      16);
 }
 
 // Steps 2-6 of 10.1; `make_out` allocates (and for host words uploads) once the kernel compiled

@@ -2,10 +2,10 @@
 
 #include <algorithm>
 #include <cstring>
-#include <thread>
 #include <vector>
 
 #include "common/error.h"
+#include "kernels/common/host_parallel.h"
 #include "runtime/context.h"
 
 #if TLRT_HAVE_CUDA
@@ -17,6 +17,9 @@ static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
 
 namespace tlrt {
 namespace {
+
+// Host conversion threads at most (more do not raise the bus or page-fault rate further).
+constexpr uint64_t kMaxConversionThreads = 16;
 
 // Converts `n` scalars from `from` to `to` (host memory; equal dtypes copy bits).
 void convert_serial(void* dst, Dtype to, const void* src, Dtype from, uint64_t n) {
@@ -37,27 +40,14 @@ void convert_serial(void* dst, Dtype to, const void* src, Dtype from, uint64_t n
 // takes page faults on a freshly allocated Lean array fast enough.
 void convert(void* dst, Dtype to, const void* src, Dtype from, uint64_t n) {
   constexpr uint64_t kPerThreadBytes = uint64_t{2} << 20;
-  const uint64_t bytes = n * std::max(dtype_width(to), dtype_width(from));
-  const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
-  const uint64_t threads = std::min<uint64_t>({16, hw, bytes / kPerThreadBytes});
-  if (threads <= 1) {
-    convert_serial(dst, to, src, from, n);
-    return;
-  }
-  const uint64_t per = (n + threads - 1) / threads;
-  std::vector<std::thread> workers;
-  workers.reserve(threads - 1);
-  for (uint64_t t = 1; t < threads; ++t) {
-    const uint64_t first = t * per;
-    if (first >= n) break;
-    workers.emplace_back([=] {
-      convert_serial(static_cast<char*>(dst) + first * dtype_width(to), to,
-                     static_cast<const char*>(src) + first * dtype_width(from), from,
-                     std::min(per, n - first));
-    });
-  }
-  convert_serial(dst, to, src, from, std::min(per, n));
-  for (std::thread& w : workers) w.join();
+  const uint64_t to_w = dtype_width(to), from_w = dtype_width(from);
+  kernels::parallel_ranges(
+      n, kPerThreadBytes / std::max(to_w, from_w),
+      [&](uint64_t begin, uint64_t end) {
+        convert_serial(static_cast<char*>(dst) + begin * to_w, to,
+                       static_cast<const char*>(src) + begin * from_w, from, end - begin);
+      },
+      kMaxConversionThreads);
 }
 
 // Fills a fresh buffer of `dtype` from n host scalars of `from`.

@@ -1,6 +1,6 @@
 // kernels/common/host_parallel.h: every item in exactly one range, at most one range per hardware
-// thread, the small case on the calling thread, and an exception from any range rethrown after the
-// join.
+// thread and at most the cap, the small case on the calling thread, and an exception from any range
+// rethrown after the join (the lowest range's when several throw).
 #include "kernels/common/host_parallel.h"
 
 #include <gtest/gtest.h>
@@ -8,11 +8,13 @@
 #include <atomic>
 #include <mutex>
 #include <stdexcept>
+#include <string>
 #include <thread>
 #include <vector>
 
 namespace {
 
+using tlrt::kernels::host_thread_count;
 using tlrt::kernels::parallel_ranges;
 
 TEST(HostParallel, EveryItemRunsInExactlyOneRange) {
@@ -26,7 +28,7 @@ TEST(HostParallel, EveryItemRunsInExactlyOneRange) {
       ranges.emplace_back(begin, end);
     });
     for (uint64_t i = 0; i < n; ++i) ASSERT_EQ(seen[i].load(), 1) << "n " << n << " item " << i;
-    EXPECT_LE(ranges.size(), std::max(1u, std::thread::hardware_concurrency()));
+    EXPECT_LE(ranges.size(), host_thread_count());
   }
 }
 
@@ -54,6 +56,37 @@ TEST(HostParallel, AnExceptionFromAnyRangeIsRethrownAfterTheJoin) {
                                }),
                std::runtime_error);
   EXPECT_EQ(done.load(), uint64_t{1} << 20);  // every range ran to its end before the rethrow
+}
+
+TEST(HostParallel, TheCapBoundsTheRanges) {
+  EXPECT_EQ(host_thread_count(), std::max(1u, std::thread::hardware_concurrency()));
+  for (uint64_t cap : {uint64_t{0}, uint64_t{1}, uint64_t{2}, uint64_t{3}}) {
+    std::mutex m;
+    std::vector<std::pair<uint64_t, uint64_t>> ranges;
+    parallel_ranges(
+        100000, 1,
+        [&](uint64_t begin, uint64_t end) {
+          std::lock_guard<std::mutex> lock(m);
+          ranges.emplace_back(begin, end);
+        },
+        cap);
+    EXPECT_LE(ranges.size(), std::max<uint64_t>(1, cap)) << "cap " << cap;
+    uint64_t items = 0;
+    for (const auto& [begin, end] : ranges) items += end - begin;
+    EXPECT_EQ(items, 100000u) << "cap " << cap;
+  }
+}
+
+TEST(HostParallel, TheLowestFailingRangeIsReported) {
+  if (host_thread_count() < 2) GTEST_SKIP() << "one hardware thread: a single range";
+  try {
+    parallel_ranges(uint64_t{1} << 20, 1, [&](uint64_t begin, uint64_t) {
+      throw std::runtime_error("range at " + std::to_string(begin));
+    });
+    FAIL() << "no exception";
+  } catch (const std::runtime_error& e) {
+    EXPECT_STREQ(e.what(), "range at 0");
+  }
 }
 
 }  // namespace

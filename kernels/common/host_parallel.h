@@ -1,7 +1,7 @@
 // Contiguous ranges of a loop on several host threads, for the reference backend's loops whose
-// items are independent (each item's results depend only on its own inputs, in a fixed order).
-// Every item runs in exactly one call, in increasing order within its range, so the results are
-// those of one plain loop whatever the thread count.
+// items are independent (each item's results depend only on its own inputs, in a fixed order) and
+// for the runtime's large host conversions. Every item runs in exactly one call, in increasing
+// order within its range, so the results are those of one plain loop whatever the thread count.
 #pragma once
 
 #include <algorithm>
@@ -12,38 +12,46 @@
 
 namespace tlrt::kernels {
 
-// Runs f(begin, end) over [0, n) cut into at most one range per hardware thread, each of at least
-// `grain` items (one range, on the calling thread, when n < 2 grain). The calling thread takes the
-// first range; an exception thrown by any range is rethrown here after every thread has finished.
+// The host's hardware threads (at least 1), read once: std::thread::hardware_concurrency reads
+// /sys on every call (an open, a read and a close), which would cost a small call microseconds.
+inline uint64_t host_thread_count() {
+  static const uint64_t count = std::max(1u, std::thread::hardware_concurrency());
+  return count;
+}
+
+// Runs f(begin, end) over [0, n) cut into at most min(host_thread_count(), max_ranges) ranges,
+// each of at least `grain` items (one range, on the calling thread, when n < 2 grain). The calling
+// thread takes the first range. If a thread cannot be started, the ranges left run on the calling
+// thread. An exception thrown by a range is rethrown here after every range has finished; when
+// several throw, the lowest range's, as one plain loop would report.
 template <class F>
-void parallel_ranges(uint64_t n, uint64_t grain, F&& f) {
+void parallel_ranges(uint64_t n, uint64_t grain, F&& f, uint64_t max_ranges = UINT64_MAX) {
   if (n == 0) return;
-  const uint64_t hw = std::max(1u, std::thread::hardware_concurrency());
-  const uint64_t ranges =
-      std::min<uint64_t>(hw, std::max<uint64_t>(1, n / std::max<uint64_t>(1, grain)));
+  const uint64_t ranges = std::min({host_thread_count(), std::max<uint64_t>(1, max_ranges),
+                                    std::max<uint64_t>(1, n / std::max<uint64_t>(1, grain))});
   if (ranges <= 1) {
     f(uint64_t{0}, n);
     return;
   }
   const uint64_t per = (n + ranges - 1) / ranges;
   std::vector<std::exception_ptr> failed(ranges);
+  auto run = [&f, &failed, per, n](uint64_t r) {
+    try {
+      f(r * per, std::min(n, (r + 1) * per));
+    } catch (...) {
+      failed[r] = std::current_exception();
+    }
+  };
   std::vector<std::thread> workers;
-  for (uint64_t r = 1; r < ranges; ++r) {
-    const uint64_t begin = r * per, end = std::min(n, begin + per);
-    if (begin >= end) break;
-    workers.emplace_back([&f, &failed, r, begin, end] {
-      try {
-        f(begin, end);
-      } catch (...) {
-        failed[r] = std::current_exception();
-      }
-    });
-  }
+  workers.reserve(ranges - 1);
+  uint64_t started = 1;  // ranges [1, started) run on workers
   try {
-    f(uint64_t{0}, std::min(n, per));
+    for (; started < ranges && started * per < n; ++started) workers.emplace_back(run, started);
   } catch (...) {
-    failed[0] = std::current_exception();
+    // A thread that cannot be started: its range and the ones after it run here.
   }
+  run(0);
+  for (uint64_t r = started; r < ranges && r * per < n; ++r) run(r);
   for (std::thread& w : workers) w.join();
   for (const std::exception_ptr& e : failed) {
     if (e) std::rethrow_exception(e);
