@@ -4,6 +4,8 @@
 // axis map, a malformed Array Nat, out of memory, device error) panics. Every argument is
 // borrowed; every result is a fresh owned buffer of the input's dtype (an empty result has no
 // payload).
+#include <utility>
+
 #include "abi/boundary.h"
 #include "runtime/reduce_axis_dispatch.h"
 
@@ -58,10 +60,11 @@ lean_obj_res torchlean_cuda_buffer_reduce_from_broadcast(b_lean_obj_arg dOut, b_
   return pure_call([&] {
     const char* op = "reduce_from_broadcast";
     tlrt::Buffer& d = live_buffer(dOut, op);
-    const tlrt::Dims in_dims = nat_array(inDims, op, "inDims");
-    const tlrt::Dims out_dims = nat_array(outDims, op, "outDims");
+    tlrt::Dims in_dims = nat_array(inDims, op, "inDims");
+    tlrt::Dims out_dims = nat_array(outDims, op, "outDims");
     const std::vector<uint64_t> axis_map = nat_array(axisMap, op, "axisMap");
-    return box(tlrt::reduce_from_broadcast(d, in_dims, out_dims, axis_map, op));
+    return box(
+        tlrt::reduce_from_broadcast(d, std::move(in_dims), std::move(out_dims), axis_map, op));
   });
 }
 

@@ -1,5 +1,6 @@
 #include "runtime/reduce_axis_dispatch.h"
 
+#include <memory_resource>
 #include <string>
 #include <utility>
 
@@ -50,32 +51,41 @@ std::unique_ptr<Buffer> matrix_reduction(const Buffer& x, uint64_t rows, uint64_
   return out;
 }
 
+// The planning of a call keeps its lists on the stack (shapes of up to a few hundred axes; longer
+// ones spill to the heap), so that a small call allocates no host memory here.
+class Arena {
+ public:
+  std::pmr::memory_resource* get() { return &resource_; }
+
+ private:
+  alignas(16) unsigned char bytes_[4096];
+  std::pmr::monotonic_buffer_resource resource_{bytes_, sizeof bytes_};
+};
+
 // One side of a fold under construction: (extent, stride) pairs in row-major order.
-using AxisList = std::vector<std::pair<uint64_t, uint64_t>>;
+using AxisList = std::pmr::vector<std::pair<uint64_t, uint64_t>>;
 
 // Drops extent-1 axes and merges neighbours that walk memory as one axis (the outer stride is
 // the inner extent times the inner stride); the index order, and so the fold order and the output
 // order, is unchanged. An extent of 0 makes the count 0.
 FoldAxes canonical_axes(const AxisList& list, uint64_t& count) {
-  AxisList kept;
+  FoldAxes axes;
   count = 1;
   for (const auto& [extent, stride] : list) {
     count *= extent;  // the products were checked by the shape validation
     if (extent == 1) continue;
-    if (!kept.empty() && kept.back().second == extent * stride) {
-      kept.back() = {kept.back().first * extent, stride};
-    } else {
-      kept.emplace_back(extent, stride);
+    // Every kept extent is >= 2 and their product is < 2^63 (or an extent is 0): at most 62 axes
+    // before a zero extent, which empties the result below.
+    if (axes.rank > 0 && axes.stride[axes.rank - 1] == extent * stride) {
+      axes.extent[axes.rank - 1] *= extent;
+      axes.stride[axes.rank - 1] = stride;
+    } else if (axes.rank < kernels::kFoldMaxAxes) {
+      axes.extent[axes.rank] = extent;
+      axes.stride[axes.rank] = stride;
+      ++axes.rank;
     }
   }
-  FoldAxes axes;
-  if (count == 0) return axes;
-  // Every kept extent is >= 2 and their product is < 2^63: at most 62 axes.
-  axes.rank = static_cast<uint32_t>(kept.size());
-  for (size_t k = 0; k < kept.size(); ++k) {
-    axes.extent[k] = kept[k].first;
-    axes.stride[k] = kept[k].second;
-  }
+  if (count == 0) axes = FoldAxes{};
   return axes;
 }
 
@@ -99,8 +109,8 @@ std::unique_ptr<Buffer> ordered_fold(const Buffer& x, const AxisList& rows, cons
 }
 
 // Row-major element strides of dims.
-std::vector<uint64_t> strides_of(const Dims& dims) {
-  std::vector<uint64_t> strides(dims.size(), 1);
+std::pmr::vector<uint64_t> strides_of(const Dims& dims, Arena& arena) {
+  std::pmr::vector<uint64_t> strides(dims.size(), 1, arena.get());
   for (size_t k = dims.size(); k-- > 1;) strides[k - 1] = strides[k] * dims[k];
   return strides;
 }
@@ -147,32 +157,36 @@ std::unique_ptr<Buffer> reduce_sum_axis(const Buffer& x, const Dims& dims, uint6
          "reduceSumAxis: invalid axis (axis = " + std::to_string(axis) +
              " but dims = " + dims_text(dims) + " has rank " + std::to_string(dims.size()) + ")");
   }
-  const std::vector<uint64_t> strides = strides_of(dims);
-  AxisList rows{{dims[axis], strides[axis]}};
-  AxisList cols;
+  Arena arena;
+  const std::pmr::vector<uint64_t> strides = strides_of(dims, arena);
+  AxisList rows({{dims[axis], strides[axis]}}, arena.get());
+  AxisList cols(arena.get());
+  cols.reserve(dims.size());
   for (size_t k = 0; k < dims.size(); ++k) {
     if (k != axis) cols.emplace_back(dims[k], strides[k]);
   }
   return ordered_fold(x, rows, cols, op);
 }
 
-std::unique_ptr<Buffer> reduce_from_broadcast(const Buffer& dout, const Dims& in_dims,
-                                              const Dims& out_dims,
+std::unique_ptr<Buffer> reduce_from_broadcast(const Buffer& dout, Dims in_dims, Dims out_dims,
                                               const std::vector<uint64_t>& axis_map,
                                               const char* op) {
   require_native(dout, op);
-  const BroadcastGeometry geometry = broadcast_geometry(in_dims, out_dims, axis_map, op);
-  require_shape(dout, "dOut", out_dims, "outDims", op);
-  const std::vector<uint64_t> strides = strides_of(out_dims);
+  const BroadcastGeometry geometry =
+      broadcast_geometry(std::move(in_dims), std::move(out_dims), axis_map, op);
+  const Dims& outs = geometry.out_dims;
+  require_shape(dout, "dOut", outs, "outDims", op);
+  Arena arena;
+  const std::pmr::vector<uint64_t> strides = strides_of(outs, arena);
   // Rows: the reduced output axes in output order. Columns: the input axes in input order, each
   // walking the output axis that reads it (an extent-1 input axis is a column axis of extent 1).
-  AxisList rows;
-  AxisList cols(in_dims.size(), {1, 0});
-  for (size_t j = 0; j < out_dims.size(); ++j) {
+  AxisList rows(arena.get());
+  AxisList cols(geometry.in_dims.size(), {1, 0}, arena.get());
+  for (size_t j = 0; j < outs.size(); ++j) {
     if (geometry.reduced(j)) {
-      rows.emplace_back(out_dims[j], strides[j]);
+      rows.emplace_back(outs[j], strides[j]);
     } else {
-      cols[static_cast<size_t>(geometry.source[j])] = {out_dims[j], strides[j]};
+      cols[static_cast<size_t>(geometry.source[j])] = {outs[j], strides[j]};
     }
   }
   return ordered_fold(dout, rows, cols, op);

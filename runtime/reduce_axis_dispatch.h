@@ -31,9 +31,8 @@ std::unique_ptr<Buffer> reduce_max_by_column(const Buffer& x, uint64_t rows, uin
 std::unique_ptr<Buffer> reduce_sum_axis(const Buffer& x, const Dims& dims, uint64_t axis,
                                         const char* op);
 
-// The adjoint of broadcast_to: a result of shape in_dims.
-std::unique_ptr<Buffer> reduce_from_broadcast(const Buffer& dout, const Dims& in_dims,
-                                              const Dims& out_dims,
+// The adjoint of broadcast_to: a result of shape in_dims (the shapes move into the geometry).
+std::unique_ptr<Buffer> reduce_from_broadcast(const Buffer& dout, Dims in_dims, Dims out_dims,
                                               const std::vector<uint64_t>& axis_map,
                                               const char* op);
 

@@ -1,6 +1,8 @@
 #include "runtime/shape_geometry.h"
 
 #include <cstdint>
+#include <memory_resource>
+#include <utility>
 
 #include "common/error.h"
 
@@ -55,46 +57,52 @@ bool BroadcastGeometry::reduced(size_t j) const {
   return source[j] < 0 || in_dims[static_cast<size_t>(source[j])] == 1;
 }
 
-BroadcastGeometry broadcast_geometry(const Dims& in_dims, const Dims& out_dims,
+BroadcastGeometry broadcast_geometry(Dims in_dims, Dims out_dims,
                                      const std::vector<uint64_t>& axis_map, const char* op) {
   BroadcastGeometry g;
-  g.in_dims = in_dims;
-  g.out_dims = out_dims;
   g.in_size = shape_size(in_dims, "inDims", op);
   g.out_size = shape_size(out_dims, "outDims", op);
-  if (axis_map.size() != out_dims.size()) {
+  g.in_dims = std::move(in_dims);
+  g.out_dims = std::move(out_dims);
+  const Dims& ins = g.in_dims;
+  const Dims& outs = g.out_dims;
+  if (axis_map.size() != outs.size()) {
     fail(ErrorKind::invalid_argument, op,
          "axis map rank mismatch (axisMap has " + std::to_string(axis_map.size()) +
-             " entries, outDims " + std::to_string(out_dims.size()) + ")");
+             " entries, outDims " + std::to_string(outs.size()) + ")");
   }
-  std::vector<bool> seen(in_dims.size(), false);
-  g.source.assign(out_dims.size(), -1);
-  for (size_t j = 0; j < out_dims.size(); ++j) {
+  // The output axis reading each input axis (-1: none yet), kept on the stack for the ranks of
+  // real shapes.
+  alignas(16) unsigned char bytes[1024];
+  std::pmr::monotonic_buffer_resource arena(bytes, sizeof bytes);
+  std::pmr::vector<int64_t> reader(ins.size(), -1, &arena);
+  g.source.assign(outs.size(), -1);
+  for (size_t j = 0; j < outs.size(); ++j) {
     const uint64_t mapped = axis_map[j];
-    if (mapped > in_dims.size()) {
+    if (mapped > ins.size()) {
       fail(ErrorKind::invalid_argument, op,
            "broadcast axis out of range (axisMap[" + std::to_string(j) +
                "] = " + std::to_string(mapped) + " for an input of rank " +
-               std::to_string(in_dims.size()) + ")");
+               std::to_string(ins.size()) + ")");
     }
     if (mapped == 0) continue;
     const size_t a = static_cast<size_t>(mapped - 1);
-    if (seen[a]) {
+    if (reader[a] >= 0) {
       fail(ErrorKind::invalid_argument, op,
            "repeated broadcast input axis (input axis " + std::to_string(a) +
                " mapped twice, again by axisMap[" + std::to_string(j) + "])");
     }
-    seen[a] = true;
-    if (in_dims[a] != 1 && in_dims[a] != out_dims[j]) {
+    reader[a] = static_cast<int64_t>(j);
+    if (ins[a] != 1 && ins[a] != outs[j]) {
       fail(ErrorKind::invalid_argument, op,
            "incompatible broadcast dimension (inDims[" + std::to_string(a) +
-               "] = " + std::to_string(in_dims[a]) + " but outDims[" + std::to_string(j) +
-               "] = " + std::to_string(out_dims[j]) + ")");
+               "] = " + std::to_string(ins[a]) + " but outDims[" + std::to_string(j) +
+               "] = " + std::to_string(outs[j]) + ")");
     }
     g.source[j] = static_cast<int64_t>(a);
   }
-  for (size_t a = 0; a < in_dims.size(); ++a) {
-    if (!seen[a]) {
+  for (size_t a = 0; a < ins.size(); ++a) {
+    if (reader[a] < 0) {
       fail(
           ErrorKind::invalid_argument, op,
           "broadcast omits an input axis (input axis " + std::to_string(a) + " is not in axisMap)");

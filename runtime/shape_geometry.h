@@ -48,7 +48,8 @@ struct BroadcastGeometry {
 // "axis map rank mismatch", and per output axis "broadcast axis out of range", "repeated
 // broadcast input axis", "incompatible broadcast dimension"; last "broadcast omits an input
 // axis". Buffer sizes are the caller's to check (require_shape).
-BroadcastGeometry broadcast_geometry(const Dims& in_dims, const Dims& out_dims,
+// The shapes move into the geometry.
+BroadcastGeometry broadcast_geometry(Dims in_dims, Dims out_dims,
                                      const std::vector<uint64_t>& axis_map, const char* op);
 
 }  // namespace tlrt
