@@ -395,18 +395,6 @@ TLRT_HOST_DEVICE constexpr uint32_t fold_chunk_bytes(uint32_t tc_shift) {
   return tc_shift >= kFoldWideShift ? kFoldWideChunkBytes : kFoldChunkBytes;
 }
 
-// Offset of index i on one side; the outermost axis needs no division.
-TLRT_DEVICE_INLINE uint64_t device_offset(const FoldAxes& axes, uint64_t i) {
-  if (axes.rank == 0) return 0;
-  uint64_t offset = 0;
-  for (uint32_t k = axes.rank - 1; k > 0; --k) {
-    const uint64_t q = i / axes.extent[k];
-    offset += (i - q * axes.extent[k]) * axes.stride[k];
-    i = q;
-  }
-  return offset + i * axes.stride[0];
-}
-
 // Warp 0 runs the chains; warps 1-3 and 5-7 copy. Warp 4, which would share warp 0's scheduler
 // (warps are spread over the SM's four schedulers by warp index), only joins the block barriers, so
 // that no copy instruction takes an issue slot the chain could use.
@@ -610,18 +598,18 @@ __global__ void __launch_bounds__(kThreads)
   if (kRowsFastest) {
     if (roles.loader) {
       for (uint32_t c = roles.ltid; c < tc; c += kFoldLoaders) {
-        col_table[c] = c0 + c < cols ? device_offset(g.cols, c0 + c) : 0;
+        col_table[c] = c0 + c < cols ? fold_offset(g.cols, c0 + c) : 0;
       }
     }
   } else if (column) {
-    col_offset = device_offset(g.cols, c0 + j);
+    col_offset = fold_offset(g.cols, c0 + j);
   }
   auto fill = [&](uint64_t chunk) {
     if (!kRowsFastest && one_row_axis) return;  // offsets by multiplication
     uint64_t* table = stage_rows(chunk);
     const uint64_t first = chunk << row_shift;
     for (uint32_t r = roles.ltid; r < chunk_rows; r += kFoldLoaders) {
-      table[r] = first + r < rows ? device_offset(g.rows, first + r) : 0;
+      table[r] = first + r < rows ? fold_offset(g.rows, first + r) : 0;
     }
   };
   // Elements outside the matrix are not copied and never read.
@@ -760,13 +748,13 @@ __global__ void __launch_bounds__(kThreads)
   const uint32_t q = roles.ltid % kPieces;
   const uint32_t r0 = roles.ltid / kPieces;
   const bool piece = roles.loader && c0 + q * kP < cols;
-  const uint64_t piece_offset = piece ? device_offset(g.cols, c0 + q * kP) : 0;
+  const uint64_t piece_offset = piece ? fold_offset(g.cols, c0 + q * kP) : 0;
 
   auto fill = [&](uint64_t chunk) {
     uint64_t* table = row_tables + (chunk % kFoldStages) * kRows;
     const uint64_t first = chunk << kRowShift;
     for (uint32_t r = roles.ltid; r < kRows; r += kFoldLoaders) {
-      table[r] = first + r < rows ? device_offset(g.rows, first + r) : 0;
+      table[r] = first + r < rows ? fold_offset(g.rows, first + r) : 0;
     }
   };
   // Rows outside the matrix are not copied and never read.

@@ -18,6 +18,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "kernels/common/row_major.h"
+
 struct CUstream_st;
 
 namespace tlrt::kernels {
@@ -41,15 +43,9 @@ struct FoldGeometry {
   uint64_t col_count = 0;
 };
 
-// Offset of index i on one side (host and reference use).
-inline uint64_t fold_offset(const FoldAxes& axes, uint64_t i) {
-  uint64_t offset = 0;
-  for (uint32_t k = axes.rank; k-- > 0;) {
-    const uint64_t q = i / axes.extent[k];
-    offset += (i - q * axes.extent[k]) * axes.stride[k];
-    i = q;
-  }
-  return offset;
+// Offset of index i on one side (host, reference and device use).
+TLRT_HOST_DEVICE uint64_t fold_offset(const FoldAxes& axes, uint64_t i) {
+  return row_major_offset(axes.extent, axes.stride, axes.rank, i);
 }
 
 // Reference backend (kernels/reduce_axis/reduce_axis_ref.cpp): plain loops over host memory.

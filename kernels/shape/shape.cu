@@ -38,6 +38,7 @@
 #include <vector>
 
 #include "kernels/common/launch.cuh"
+#include "kernels/common/row_major.h"
 #include "kernels/shape/copy_plan.h"
 #include "kernels/shape/shape.h"
 
@@ -562,14 +563,9 @@ __device__ __forceinline__ void put_words(W* to, const W* v, uint64_t p_out, uin
 // Output offset of the first broadcast position of row-major index q over the broadcast axes
 // before the last one (the first of them needs no division: q is below its extent).
 __device__ __forceinline__ uint64_t rep_outer_offset(const TransposeGeometry& g, uint64_t q) {
-  if (g.rep_rank < 2) return 0;
-  uint64_t off = 0;
-  for (int j = g.rep_rank - 2; j > 0; --j) {
-    const uint64_t d = q / g.rep_dims[j];
-    off += (q - d * g.rep_dims[j]) * g.rep_out[j];
-    q = d;
-  }
-  return off + q * g.rep_out[0];
+  return g.rep_rank < 2
+             ? 0
+             : row_major_offset(g.rep_dims, g.rep_out, static_cast<uint32_t>(g.rep_rank - 1), q);
 }
 
 // The broadcast positions of a chunk in row-major order, from `rep`.
