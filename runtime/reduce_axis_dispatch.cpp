@@ -51,7 +51,7 @@ std::unique_ptr<Buffer> matrix_reduction(const Buffer& x, uint64_t rows, uint64_
   return out;
 }
 
-// The planning of a call keeps its lists on the stack (shapes of up to a few hundred axes; longer
+// The planning of a call keeps its lists on the stack (shapes of up to about a hundred axes; longer
 // ones spill to the heap), so that a small call allocates no host memory here.
 class Arena {
  public:
