@@ -1,6 +1,5 @@
 #include "runtime/reduce_axis_dispatch.h"
 
-#include <memory_resource>
 #include <string>
 #include <utility>
 
@@ -51,17 +50,6 @@ std::unique_ptr<Buffer> matrix_reduction(const Buffer& x, uint64_t rows, uint64_
   return out;
 }
 
-// The planning of a call keeps its lists on the stack (shapes of up to about a hundred axes; longer
-// ones spill to the heap), so that a small call allocates no host memory here.
-class Arena {
- public:
-  std::pmr::memory_resource* get() { return &resource_; }
-
- private:
-  alignas(16) unsigned char bytes_[4096];
-  std::pmr::monotonic_buffer_resource resource_{bytes_, sizeof bytes_};
-};
-
 // One side of a fold under construction: (extent, stride) pairs in row-major order.
 using AxisList = std::pmr::vector<std::pair<uint64_t, uint64_t>>;
 
@@ -109,7 +97,7 @@ std::unique_ptr<Buffer> ordered_fold(const Buffer& x, const AxisList& rows, cons
 }
 
 // Row-major element strides of dims.
-std::pmr::vector<uint64_t> strides_of(const Dims& dims, Arena& arena) {
+std::pmr::vector<uint64_t> strides_of(const Dims& dims, PlanArena& arena) {
   std::pmr::vector<uint64_t> strides(dims.size(), 1, arena.get());
   for (size_t k = dims.size(); k-- > 1;) strides[k - 1] = strides[k] * dims[k];
   return strides;
@@ -157,7 +145,7 @@ std::unique_ptr<Buffer> reduce_sum_axis(const Buffer& x, const Dims& dims, uint6
          "reduceSumAxis: invalid axis (axis = " + std::to_string(axis) +
              " but dims = " + dims_text(dims) + " has rank " + std::to_string(dims.size()) + ")");
   }
-  Arena arena;
+  PlanArena arena;
   const std::pmr::vector<uint64_t> strides = strides_of(dims, arena);
   AxisList rows({{dims[axis], strides[axis]}}, arena.get());
   AxisList cols(arena.get());
@@ -176,7 +164,7 @@ std::unique_ptr<Buffer> reduce_from_broadcast(const Buffer& dout, Dims in_dims, 
       broadcast_geometry(std::move(in_dims), std::move(out_dims), axis_map, op);
   const Dims& outs = geometry.out_dims;
   require_shape(dout, "dOut", outs, "outDims", op);
-  Arena arena;
+  PlanArena arena;
   const std::pmr::vector<uint64_t> strides = strides_of(outs, arena);
   // Rows: the reduced output axes in output order. Columns: the input axes in input order, each
   // walking the output axis that reads it (an extent-1 input axis is a column axis of extent 1).

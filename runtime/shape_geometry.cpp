@@ -1,7 +1,6 @@
 #include "runtime/shape_geometry.h"
 
 #include <cstdint>
-#include <memory_resource>
 #include <utility>
 
 #include "common/error.h"
@@ -71,11 +70,8 @@ BroadcastGeometry broadcast_geometry(Dims in_dims, Dims out_dims,
          "axis map rank mismatch (axisMap has " + std::to_string(axis_map.size()) +
              " entries, outDims " + std::to_string(outs.size()) + ")");
   }
-  // The output axis reading each input axis (-1: none yet), kept on the stack for the ranks of
-  // real shapes.
-  alignas(16) unsigned char bytes[1024];
-  std::pmr::monotonic_buffer_resource arena(bytes, sizeof bytes);
-  std::pmr::vector<int64_t> reader(ins.size(), -1, &arena);
+  PlanArena arena;
+  std::pmr::vector<bool> seen(ins.size(), false, arena.get());
   g.source.assign(outs.size(), -1);
   for (size_t j = 0; j < outs.size(); ++j) {
     const uint64_t mapped = axis_map[j];
@@ -87,12 +83,12 @@ BroadcastGeometry broadcast_geometry(Dims in_dims, Dims out_dims,
     }
     if (mapped == 0) continue;
     const size_t a = static_cast<size_t>(mapped - 1);
-    if (reader[a] >= 0) {
+    if (seen[a]) {
       fail(ErrorKind::invalid_argument, op,
            "repeated broadcast input axis (input axis " + std::to_string(a) +
                " mapped twice, again by axisMap[" + std::to_string(j) + "])");
     }
-    reader[a] = static_cast<int64_t>(j);
+    seen[a] = true;
     if (ins[a] != 1 && ins[a] != outs[j]) {
       fail(ErrorKind::invalid_argument, op,
            "incompatible broadcast dimension (inDims[" + std::to_string(a) +
@@ -102,7 +98,7 @@ BroadcastGeometry broadcast_geometry(Dims in_dims, Dims out_dims,
     g.source[j] = static_cast<int64_t>(a);
   }
   for (size_t a = 0; a < ins.size(); ++a) {
-    if (reader[a] < 0) {
+    if (!seen[a]) {
       fail(
           ErrorKind::invalid_argument, op,
           "broadcast omits an input axis (input axis " + std::to_string(a) + " is not in axisMap)");

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory_resource>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,18 @@ void require_shape(const Buffer& b, const char* name, const Dims& dims, const ch
 
 // A validated axis map: output axis j reads input axis source[j] (or nothing: -1 for an inserted
 // axis, map entry 0). Input axes may be permuted; an input extent of 1 is broadcast.
+// Scratch for the per-call planning of shape arguments: std::pmr containers built on it live on
+// the stack (4 KiB: a few lists of about a hundred axes; longer ones spill to the heap), so that a
+// small call allocates no host memory for them.
+class PlanArena {
+ public:
+  std::pmr::memory_resource* get() { return &resource_; }
+
+ private:
+  alignas(16) unsigned char bytes_[4096];
+  std::pmr::monotonic_buffer_resource resource_{bytes_, sizeof bytes_};
+};
+
 struct BroadcastGeometry {
   Dims in_dims;
   Dims out_dims;
