@@ -53,23 +53,45 @@ inline void check_cuda(cudaError_t st, const char* op, const char* what) {
   }
 }
 
-// Streaming multiprocessors of the current device, queried once per device.
-inline uint32_t current_sm_count(const char* op) {
-  constexpr int kMaxDevices = 64;
-  static std::atomic<uint32_t> cache[kMaxDevices];
+// A value of the current device computed once per device: compute(device) runs on the first
+// call for a device (on every call for a device index past kMaxCachedDevices) and must return a
+// nonzero value; later calls return it without a driver call.
+constexpr int kMaxCachedDevices = 64;
+template <class F>
+uint64_t once_per_device(std::atomic<uint64_t> (&cache)[kMaxCachedDevices], const char* op,
+                         F&& compute) {
   int device = 0;
   check_cuda(cudaGetDevice(&device), op, "cudaGetDevice");
-  if (device >= 0 && device < kMaxDevices) {
-    const uint32_t known = cache[device].load(std::memory_order_relaxed);
+  const bool cached = device >= 0 && device < kMaxCachedDevices;
+  if (cached) {
+    const uint64_t known = cache[device].load(std::memory_order_acquire);
     if (known != 0) return known;
   }
-  int sms = 0;
-  check_cuda(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), op,
-             "cudaDeviceGetAttribute(multiprocessor count)");
-  if (device >= 0 && device < kMaxDevices) {
-    cache[device].store(static_cast<uint32_t>(sms), std::memory_order_relaxed);
-  }
-  return static_cast<uint32_t>(sms);
+  const uint64_t value = compute(device);
+  if (cached) cache[device].store(value, std::memory_order_release);
+  return value;
+}
+
+// Streaming multiprocessors of the current device, queried once per device.
+inline uint32_t current_sm_count(const char* op) {
+  static std::atomic<uint64_t> cache[kMaxCachedDevices];
+  return static_cast<uint32_t>(once_per_device(cache, op, [op](int device) {
+    int sms = 0;
+    check_cuda(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), op,
+               "cudaDeviceGetAttribute(multiprocessor count)");
+    return static_cast<uint64_t>(sms);
+  }));
+}
+
+// The current device's opt-in limit of shared memory per block, queried once per device.
+inline uint64_t smem_optin_bytes(const char* op) {
+  static std::atomic<uint64_t> cache[kMaxCachedDevices];
+  return once_per_device(cache, op, [op](int device) {
+    int bytes = 0;
+    check_cuda(cudaDeviceGetAttribute(&bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin, device), op,
+               "cudaDeviceGetAttribute(max shared memory per block opt-in)");
+    return static_cast<uint64_t>(bytes);
+  });
 }
 
 #if defined(__CUDACC__)
@@ -78,16 +100,36 @@ inline uint32_t current_sm_count(const char* op) {
 // thread is the one every launch needs), so that a launch costs no attribute call.
 template <auto kKernel>
 void allow_dynamic_shared(size_t bytes, const char* op) {
-  constexpr int kMaxDevices = 64;
-  static std::atomic<bool> done[kMaxDevices];
-  int device = 0;
-  check_cuda(cudaGetDevice(&device), op, "cudaGetDevice");
-  const bool cached = device >= 0 && device < kMaxDevices;
-  if (cached && done[device].load(std::memory_order_acquire)) return;
-  check_cuda(cudaFuncSetAttribute(kKernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                  static_cast<int>(bytes)),
-             op, "cudaFuncSetAttribute(max dynamic shared memory)");
-  if (cached) done[device].store(true, std::memory_order_release);
+  static std::atomic<uint64_t> done[kMaxCachedDevices];
+  once_per_device(done, op, [&](int) {
+    check_cuda(cudaFuncSetAttribute(kKernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                    static_cast<int>(bytes)),
+               op, "cudaFuncSetAttribute(max dynamic shared memory)");
+    return uint64_t{1};
+  });
+}
+
+// Resident blocks per SM (at least 1) of kKernel launched with `threads` threads and `bytes` of
+// dynamic shared memory (the same on every call of a kernel), for kernels whose grid is one wave
+// of resident blocks that stride over the work. The first call per device raises the kernel's
+// dynamic shared memory limit to `bytes`, prefers the largest shared memory carveout (such
+// kernels stage their loads in shared memory) and asks the occupancy calculator; later calls
+// return the cached count without a driver call.
+template <auto kKernel>
+int resident_blocks_per_sm(int threads, size_t bytes, const char* op) {
+  static std::atomic<uint64_t> cache[kMaxCachedDevices];
+  return static_cast<int>(once_per_device(cache, op, [&](int) {
+    check_cuda(cudaFuncSetAttribute(kKernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                    static_cast<int>(bytes)),
+               op, "cudaFuncSetAttribute(max dynamic shared memory)");
+    check_cuda(cudaFuncSetAttribute(kKernel, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                    cudaSharedmemCarveoutMaxShared),
+               op, "cudaFuncSetAttribute(preferred shared memory carveout)");
+    int per_sm = 0;
+    check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kKernel, threads, bytes), op,
+               "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
+    return static_cast<uint64_t>(per_sm > 0 ? per_sm : 1);
+  }));
 }
 
 // One 16-byte store of 4 floats or 2 doubles; p must be 16-byte aligned.

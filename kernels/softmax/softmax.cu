@@ -32,6 +32,7 @@
 #include <atomic>
 #include <cstdint>
 
+#include "kernels/common/async_copy.cuh"
 #include "kernels/common/launch.cuh"
 #include "kernels/common/quotient.h"
 #include "kernels/softmax/softmax.h"
@@ -334,8 +335,8 @@ __global__ void __launch_bounds__(kThreads)
 }
 
 // ---------------------------------------------------------------------------------------------
-// Rows of 129 to 1024 elements on the 16-byte path: a warp per row as in rows_warp_kernel (lane l
-// holds chunk k at element (32 k + l) V), but the chunks travel through shared memory with
+// Masked rows of 129 to 1024 elements on the 16-byte path: a warp per row as in rows_warp_kernel
+// (lane l holds chunk k at element (32 k + l) V), but the chunks travel through shared memory with
 // asynchronous copies, two stages per lane: while a warp works on one row, the copies of its next
 // row (scores and mask) are in flight, and they hold no registers, so every chunk of that row is
 // requested at once. Each lane copies and later reads only its own slots, so no barrier is
@@ -343,57 +344,13 @@ __global__ void __launch_bounds__(kThreads)
 
 constexpr int kPipeThreads = 128;
 
-template <class T, int N, bool kMasked>
-uint64_t pipe_smem_bytes() {
-  return uint64_t{2} * N * kPipeThreads * 16 * (kMasked ? 2 : 1);
+// Two stages of N chunks of scores and N of mask per thread.
+template <int N>
+constexpr uint64_t pipe_smem_bytes() {
+  return uint64_t{2} * 2 * N * kPipeThreads * 16;
 }
 
-__device__ __forceinline__ void copy16_async(void* dst, const void* src) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(dst));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(src) : "memory");
-#else
-  *reinterpret_cast<uint4*>(dst) = *reinterpret_cast<const uint4*>(src);
-#endif
-}
-__device__ __forceinline__ void copy_commit() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  asm volatile("cp.async.commit_group;\n" ::: "memory");
-#endif
-}
-// Waits for every committed group but the newest.
-__device__ __forceinline__ void copy_wait_all_but_newest() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  asm volatile("cp.async.wait_group 1;\n" ::: "memory");
-#endif
-}
-
-// Waits for every committed group.
-__device__ __forceinline__ void copy_wait_all() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  asm volatile("cp.async.wait_all;\n" ::: "memory");
-#endif
-}
-// One chunk of V elements (16 bytes, aligned, when V > 1; one element otherwise).
-template <class T, int V>
-__device__ __forceinline__ void copy_chunk_async(T* dst, const T* src) {
-  if constexpr (V > 1) {
-    copy16_async(dst, src);
-  } else {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
-    if constexpr (sizeof(T) == 4) {
-      asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(d), "l"(src) : "memory");
-    } else {
-      asm volatile("cp.async.ca.shared.global [%0], [%1], 8;\n" ::"r"(d), "l"(src) : "memory");
-    }
-#else
-    dst[0] = src[0];
-#endif
-  }
-}
-
-template <class T, int N, bool kMasked>
+template <class T, int N>
 __global__ void __launch_bounds__(kPipeThreads)
     rows_pipe_kernel(const T* __restrict__ scores, const T* __restrict__ mask, uint64_t rows,
                      uint64_t cols, T* __restrict__ out) {
@@ -418,7 +375,7 @@ __global__ void __launch_bounds__(kPipeThreads)
       const uint64_t c = (static_cast<uint64_t>(k) * 32 + lane) * V;
       if (c < cols) {
         copy16_async(slot(0, s, k), scores + base + c);
-        if constexpr (kMasked) copy16_async(slot(1, s, k), mask + base + c);
+        copy16_async(slot(1, s, k), mask + base + c);
       }
     }
   };
@@ -428,7 +385,7 @@ __global__ void __launch_bounds__(kPipeThreads)
   for (uint64_t row = warp; row < rows; row += stride) {
     fetch(row + stride, s ^ 1);
     copy_commit();  // possibly empty: the wait below then still means "this row's copies"
-    copy_wait_all_but_newest();
+    copy_wait<1>();
     const uint64_t base = row * cols;
     T v[N][V];
     uint32_t allowed = 0;
@@ -441,23 +398,23 @@ __global__ void __launch_bounds__(kPipeThreads)
       if (c < cols) {
         T mk[V] = {};
         load_chunk<T, V>(slot(0, s, k), v[k]);
-        if constexpr (kMasked) load_chunk<T, V>(slot(1, s, k), mk);
+        load_chunk<T, V>(slot(1, s, k), mk);
 #pragma unroll
         for (int j = 0; j < V; ++j) {
-          if (!kMasked || mk[j] != T(0)) {
+          if (mk[j] != T(0)) {
             allowed |= 1u << (k * V + j);
             m = nan_max(m, v[k][j]);
           }
         }
       }
     }
-    const bool any = !kMasked || __any_sync(kFullMask, allowed != 0);  // cols >= 1 without a mask
+    const bool any = __any_sync(kFullMask, allowed != 0);
     m = warp_max(m);
     T sum = T(0);
 #pragma unroll
     for (int k = 0; k < N; ++k) {
       const uint64_t c = (static_cast<uint64_t>(k) * 32 + lane) * V;
-      exp_chunk<T, V, kMasked>(v[k], m, allowed >> (k * V), c < cols, sum);
+      exp_chunk<T, V, true>(v[k], m, allowed >> (k * V), c < cols, sum);
     }
     sum = warp_sum(sum);
     if (!any) sum = T(1);  // no allowed entry: every output is +0 and nothing divides
@@ -467,7 +424,7 @@ __global__ void __launch_bounds__(kPipeThreads)
       const uint64_t c = (static_cast<uint64_t>(k) * 32 + lane) * V;
       if (c < cols) {
         T y[V];
-        quotient_chunk<T, V, kMasked>(v[k], div, allowed >> (k * V), y);
+        quotient_chunk<T, V, true>(v[k], div, allowed >> (k * V), y);
         store_chunk_streaming<T, V>(out + base + c, y);
       }
     }
@@ -594,12 +551,6 @@ uint64_t hybrid_smem_bytes(uint64_t rest, int v, bool masked) {
   return (smem_bytes<T>(rest, kHybridThreads, v) + 15) / 16 * 16 + ring;
 }
 
-__device__ __forceinline__ void copy_wait_ring() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(kHybridRing - 1) : "memory");
-#endif
-}
-
 template <class T, int V, int R, bool kMasked>
 __global__ void __launch_bounds__(kHybridThreads, 2)
     rows_hybrid_kernel(const T* __restrict__ scores, const T* __restrict__ mask, uint64_t rows,
@@ -645,7 +596,7 @@ __global__ void __launch_bounds__(kHybridThreads, 2)
     };
     auto mask_chunk = [&](uint32_t k, T(&mk)[V]) {
       if constexpr (kMasked) {
-        copy_wait_ring();
+        copy_wait<kHybridRing - 1>();
         load_chunk<T, V>(ring + (k % kHybridRing * blockDim.x + threadIdx.x) * V, mk);
       } else {
 #pragma unroll
@@ -678,7 +629,7 @@ __global__ void __launch_bounds__(kHybridThreads, 2)
       }
       request_mask(r + kHybridRing);  // after chunk r's values are in registers and used
     }
-    if constexpr (!kMasked) copy_wait_all();  // the scores' copies
+    if constexpr (!kMasked) copy_wait<0>();  // the scores' copies
     bool mine = reg_bits != 0;
     // The shared-memory part: its mask from the ring, its scores from this thread's own copies.
     // Block-uniform trip count, so the whole warp takes part in every shuffle.
@@ -952,56 +903,19 @@ void launch_warp(const T* s, const T* mk, uint64_t rows, uint64_t cols, T* out,
   }
 }
 
-// The pipelined kernel's attributes, set once per device, and its resident blocks per SM (at
-// least 1), cached per device so that a launch costs no attribute or occupancy calls.
-template <class T, int N, bool kMasked>
-int pipe_blocks_per_sm(const char* op) {
-  constexpr int kMaxDevices = 64;
-  static std::atomic<int> cache[kMaxDevices];
-  int device = 0;
-  check_cuda(cudaGetDevice(&device), op, "cudaGetDevice");
-  const bool cached = device >= 0 && device < kMaxDevices;
-  if (cached) {
-    const int known = cache[device].load(std::memory_order_relaxed);
-    if (known != 0) return known;
-  }
-  const auto kernel = rows_pipe_kernel<T, N, kMasked>;
-  const uint64_t bytes = pipe_smem_bytes<T, N, kMasked>();
-  check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                  static_cast<int>(bytes)),
-             op, "cudaFuncSetAttribute(max dynamic shared memory)");
-  // The stages are the kernel's working set; its loads and stores bypass L1 anyway.
-  check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
-                                  cudaSharedmemCarveoutMaxShared),
-             op, "cudaFuncSetAttribute(preferred shared memory carveout)");
-  int per_sm = 0;
-  check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kPipeThreads,
-                                                           static_cast<size_t>(bytes)),
-             op, "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
-  per_sm = per_sm > 0 ? per_sm : 1;
-  if (cached) cache[device].store(per_sm, std::memory_order_relaxed);
-  return per_sm;
-}
-
-template <class T, int N, bool kMasked>
-void launch_pipe_as(const T* s, const T* mk, uint64_t rows, uint64_t cols, T* out,
-                    cudaStream_t stream, const char* op) {
-  const auto kernel = rows_pipe_kernel<T, N, kMasked>;
-  const uint64_t bytes = pipe_smem_bytes<T, N, kMasked>();
-  // As many blocks as are resident at once (each warp then streams through several rows, its
-  // next row's copies in flight while it works), fewer when there are fewer rows.
-  const int per_sm = pipe_blocks_per_sm<T, N, kMasked>(op);
-  const uint64_t resident = static_cast<uint64_t>(per_sm) * current_sm_count(op);
-  const dim3 grid = grid_for(rows, kPipeThreads / 32, resident);
-  kernel<<<grid, kPipeThreads, bytes, stream>>>(s, mk, rows, cols, out);
-}
-
 // Masked rows only: unmasked rows of this length take rows_warp_kernel, which measured faster
 // once its per-element work was cut to exp, add and quotient (unmasked chunks are tested whole).
+// As many blocks as are resident at once (each warp then streams through several rows, its next
+// row's copies in flight while it works), fewer when there are fewer rows.
 template <class T, int N>
 void launch_pipe(const T* s, const T* mk, uint64_t rows, uint64_t cols, T* out, cudaStream_t stream,
                  const char* op) {
-  launch_pipe_as<T, N, true>(s, mk, rows, cols, out, stream, op);
+  constexpr auto kKernel = rows_pipe_kernel<T, N>;
+  const uint64_t bytes = pipe_smem_bytes<N>();
+  const int per_sm = resident_blocks_per_sm<kKernel>(kPipeThreads, bytes, op);
+  const uint64_t resident = static_cast<uint64_t>(per_sm) * current_sm_count(op);
+  const dim3 grid = grid_for(rows, kPipeThreads / 32, resident);
+  kKernel<<<grid, kPipeThreads, bytes, stream>>>(s, mk, rows, cols, out);
 }
 
 // Rows of at most 32 V elements: G = the smallest power of two with G V >= cols, one chunk per
@@ -1035,16 +949,6 @@ void dispatch_warp(const T* s, const T* mk, uint64_t rows, uint64_t cols, T* out
   if constexpr (V == 1) {
     launch_warp<T, V, 32, 32>(s, mk, rows, cols, out, stream);
   }
-}
-
-// The largest dynamic shared memory a block of the current device may opt into.
-uint64_t smem_optin_bytes(const char* op) {
-  int device = 0;
-  check_cuda(cudaGetDevice(&device), op, "cudaGetDevice");
-  int bytes = 0;
-  check_cuda(cudaDeviceGetAttribute(&bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin, device), op,
-             "cudaDeviceGetAttribute(max shared memory per block opt-in)");
-  return static_cast<uint64_t>(bytes);
 }
 
 template <class T, int V>
