@@ -16,12 +16,13 @@
 #include <vector>
 
 #include "common/error.h"
+#include "runtime/transfer.h"
 
 namespace tlrt::cuda {
 namespace {
 
-constexpr size_t kStagingChunk = size_t{16} << 20;  // per pinned staging buffer
-constexpr size_t kStagingBuffers = 2;               // double buffering
+constexpr size_t kStagingChunk = kStagingChunkBytes;  // per pinned staging buffer
+constexpr size_t kStagingBuffers = 2;                 // double buffering
 
 // cudaMalloc beneath the caching allocator. Frees are preceded by a stream synchronisation
 // inside the allocator's own procedure (empty_cache / out-of-memory path).

@@ -1,5 +1,7 @@
 #include "runtime/transfer.h"
 
+#include <sys/mman.h>
+
 #include <algorithm>
 #include <cstring>
 #include <vector>
@@ -71,9 +73,23 @@ std::unique_ptr<Buffer> upload(Backend backend, Dtype dtype, const void* src, Dt
   return b;
 }
 
+// Asks the kernel to back the whole 2 MiB pages inside [p, p + bytes) with huge pages before the
+// host array is first written. Downloads write fresh Lean arrays, which otherwise take one page
+// fault per 4 KiB (about 20 ms per 128 MiB in the VM of docs/BENCH.md). Only a hint: where
+// transparent huge pages are off, or the call fails, nothing changes. Arrays below 4 MiB are left
+// alone (at most one whole huge page would gain).
+void prefer_huge_pages(void* p, size_t bytes) {
+  constexpr uintptr_t kHuge = uintptr_t{2} << 20;
+  if (bytes < 2 * kHuge) return;
+  const uintptr_t begin = (reinterpret_cast<uintptr_t>(p) + kHuge - 1) & ~(kHuge - 1);
+  const uintptr_t end = (reinterpret_cast<uintptr_t>(p) + bytes) & ~(kHuge - 1);
+  if (end > begin) (void)madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
+}
+
 void download(const Buffer& b, void* dst, Dtype to, const char* op) {
   (void)op;  // transfers report failures under their own names ("download")
   if (b.released() || b.size() == 0) return;
+  prefer_huge_pages(dst, b.size() * dtype_width(to));
   if (b.backend() == Backend::reference) {
     convert(dst, to, b.data(), b.dtype(), b.size());
     return;

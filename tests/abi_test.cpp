@@ -13,6 +13,7 @@
 
 #include "abi_test_support.h"
 #include "kernels/random/splitmix.h"
+#include "runtime/transfer.h"
 
 using namespace abi_test;
 
@@ -715,8 +716,9 @@ TEST_F(Abi, UniformTestVectors) {
 }
 
 TEST_F(Abi, UniformIsBitExactAcrossStagingChunksAndPrefixes) {
-  // 3 Mi + 5 float32 values cross the pinned staging chunk boundary on the CUDA backend.
-  const uint32_t n = (3u << 20) + 5;
+  // One and a half pinned staging chunks of float32 values (+ 5) cross a chunk boundary of the
+  // CUDA backend's download.
+  const auto n = static_cast<uint32_t>(3 * (tlrt::kStagingChunkBytes / sizeof(float)) / 2 + 5);
   const uint64_t key = 0xDEADBEEFCAFEF00Dull;
   const auto u = values_of(Obj(torchlean_cuda_buffer_rand_uniform(n, key, kF32)).get());
   ASSERT_EQ(u.size(), n);

@@ -2,11 +2,11 @@
 // the Lean boundary, on the backend TLRT_DEVICE selects (ctest runs this binary once with cpu and
 // once with cuda). Words are opaque bytes, so every result is compared byte for byte with the input
 // bytes: widths 1, 2, 3, 4, 5, 8, 16 and 129; random bytes mixed with NaN-payload, infinity and
-// signed-zero patterns; sizes from 0 past the 16 MiB staging chunk of the CUDA transfers. Also: the
-// IO errors and panics of every bad input with their messages, the payload and wrapper counters at
-// size x width bytes, the format object's reference count (retained once per buffer, dropped once
-// by finalisation, never by release), released and native inputs, the 2^32-word limit checked on
-// sizes alone, the checkpoint symbols and a few numerical ops refusing encoded operands.
+// signed-zero patterns; sizes from 0 past two pinned staging chunks of the CUDA transfers. Also:
+// the IO errors and panics of every bad input with their messages, the payload and wrapper counters
+// at size x width bytes, the format object's reference count (retained once per buffer, dropped
+// once by finalisation, never by release), released and native inputs, the 2^32-word limit checked
+// on sizes alone, the checkpoint symbols and a few numerical ops refusing encoded operands.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "abi_test_support.h"
+#include "runtime/transfer.h"
 
 using namespace abi_test;
 
@@ -132,10 +133,10 @@ TEST_F(Encoded, RoundTripIsVerbatimAtEveryWidth) {
 }
 
 TEST_F(Encoded, RoundTripCrossesStagingChunks) {
-  // More than two 16 MiB staging chunks, at widths that do not divide the chunk.
+  // More than two pinned staging chunks, at widths that do not divide the chunk.
   Obj format = make_format(8, 23);
   for (uint64_t width : {uint64_t{3}, uint64_t{129}}) {
-    const uint64_t n = (uint64_t{33} << 20) / width + 5;
+    const uint64_t n = (2 * tlrt::kStagingChunkBytes + (uint64_t{1} << 20)) / width + 5;
     const Bytes in = words(n, width, width);
     Obj b = upload(in, format.get(), width);
     EXPECT_EQ(download(b.get()), in) << "width " << width;
