@@ -18,6 +18,9 @@ constexpr int kJsonSchemaVersion = 1;
 
 // bench_kernels.cu: reads `bytes` of `buffer` on `stream`, evicting the L2 without dirtying it.
 void l2_flush(const void* buffer, size_t bytes, unsigned* sink, CUstream_st* stream);
+// bench_kernels.cu: the streaming bound of a kernel that reads n floats once and writes two
+// arrays of n (16-byte words, streaming hints; n a multiple of 4, the pointers 16-byte aligned).
+void read_one_write_two(const float* x, float* a, float* b, size_t n, CUstream_st* stream);
 // bench_kernels.cu: `chains` independent chains of `adds` dependent float32 additions held in
 // registers, 8 chains per block (out: one float per chain): the add-latency bound of an ordered
 // fold whose chains have that length.

@@ -4,6 +4,8 @@
 //     copy, and faster than ATen's own at::layer_norm on the same shape);
 //   * layer_norm_bwd: dout and xhat read, dx written, plus the small vectors (gamma and invStd
 //     read, dGamma and dBeta written) (goal at 65536 x 1024: >= 75% of copy).
+// At 65536 x 1024 a plain stream of the forward's bytes (x read once, two arrays written, no
+// arithmetic) is timed in the same run: the floor of any forward that writes y and xhat.
 // Each row sits next to the ATen composition TorchLean's LibTorch backend runs for the op; the
 // forward has a second row beside ATen's fused at::layer_norm.
 #include <cuda_runtime.h>
@@ -71,6 +73,18 @@ void add_rows(Harness& h, const Buffers& b, const Shape& s) {
   f.note = "x read, y + xhat + invStd written; goal at 65536 x 1024 >= 80% of copy";
   f.aten_us = std::max(0.0, aten::median_us(h, kAtenForward, 0, fwd_inputs, 3, fwd_scalars, n, 10));
   h.add(f);
+
+  if (s.rows == 65536) {
+    // The bytes of the forward as a pure stream: what any kernel writing y and xhat needs.
+    Row bound = f;
+    bound.name = "streaming bound: x read, two outputs written, 65536 x 1024 (no arithmetic)";
+    bound.median_us =
+        h.device_median_us([&](CUstream_st* st) { read_one_write_two(b.x, b.y, b.xhat, n, st); });
+    bound.bytes = static_cast<double>(3 * n) * sizeof(float);
+    bound.note = "the forward's bytes as one plain stream: its floor on this device";
+    bound.aten_us = 0;
+    h.add(bound);
+  }
 
   Row nat = f;
   nat.name = shape_name("layer_norm_fwd", s) + " vs at::layer_norm";

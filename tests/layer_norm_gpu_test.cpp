@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -217,14 +218,16 @@ const Shape kShapes[] = {{20000, 1024}, {3000, 300}, {4000, 31},   {2000, 2},
 // float32 xhat (a binary64 product, the division only near a float midpoint) to the contract's
 // rounded binary64 quotient on every layout and access width.
 template <class T>
-void check_exact_rows(const Shape& s, uint64_t key) {
+void check_exact_rows(const Shape& s, uint64_t key, double scale = 1.0) {
   std::vector<T> x(s.rows * s.cols);
   for (uint64_t r = 0; r < s.rows; ++r) {
     double sum = 0;
     for (uint64_t j = 0; j + 1 < s.cols; ++j) {
-      const auto v = static_cast<double>(
-          static_cast<int64_t>(tlrt::random::splitmix64_finalize(key + r * s.cols + j) % 2001) -
-          1000);
+      const auto v =
+          scale *
+          static_cast<double>(
+              static_cast<int64_t>(tlrt::random::splitmix64_finalize(key + r * s.cols + j) % 2001) -
+              1000);
       x[r * s.cols + j] = static_cast<T>(v);
       sum += v;
     }
@@ -252,6 +255,60 @@ TEST_F(LayerNormGpu, ForwardOfExactRowsIsBitIdenticalToTheReference) {
   for (const Shape& s : kExactShapes) {
     check_exact_rows<float>(s, key);
     check_exact_rows<double>(s, key);
+    key += 0x100000000ull;
+  }
+}
+
+// The same rows scaled by 2^-140: float32 subnormals (and binary64 values whose xhat is a float32
+// subnormal), exact in binary64 as before, so the widening and the rounding of xhat take their
+// general paths and must still agree bit for bit.
+TEST_F(LayerNormGpu, ForwardOfSubnormalRowsIsBitIdenticalToTheReference) {
+  uint64_t key = 11;
+  for (const Shape& s : kExactShapes) {
+    check_exact_rows<float>(s, key, 0x1p-140);
+    check_exact_rows<double>(s, key, 0x1p-140);
+    key += 0x100000000ull;
+  }
+}
+
+// Rows holding an infinity or a NaN among ordinary values, next to rows without: the non-finite
+// rows give NaN statistics on both backends and the others are unaffected.
+template <class T>
+void check_nonfinite_rows(const Shape& s, uint64_t key) {
+  auto x = random_values<T>(s.rows * s.cols, key, 2.0, 0.0);
+  const T specials[] = {std::numeric_limits<T>::infinity(), -std::numeric_limits<T>::infinity(),
+                        std::numeric_limits<T>::quiet_NaN()};
+  for (uint64_t r = 0; r < s.rows; r += 3) {
+    x[r * s.cols + (r * 7) % s.cols] = specials[(r / 3) % 3];
+  }
+  const auto g = random_values<T>(s.cols, key + x.size(), 1.0, 1.0);
+  const auto be = random_values<T>(s.cols, key + 2 * x.size(), 1.0, 0.0);
+  Outputs<T> fwd[2];
+  for (int k = 0; k < 2; ++k) {
+    const Backend backend = k == 0 ? Backend::cuda : Backend::reference;
+    auto bx = upload(backend, x), bg = upload(backend, g), bb = upload(backend, be);
+    fwd[k] = outputs_of<T>(tlrt::layer_norm_fwd(*bx, *bg, *bb, s.rows, s.cols, 1e-5, "test"));
+  }
+  const std::string where = std::to_string(s.rows) + " x " + std::to_string(s.cols);
+  for (uint64_t r = 0; r < s.rows; r += 3) {
+    ASSERT_TRUE(std::isnan(fwd[0].c[r])) << where << " invStd[" << r << "]";
+    ASSERT_TRUE(std::isnan(fwd[0].b[r * s.cols])) << where << " xhat of row " << r;
+  }
+  // Finite rows are checked against their bounds elsewhere; here only the NaN pattern.
+  for (size_t r = 0; r < fwd[0].c.size(); ++r) {
+    ASSERT_EQ(std::isnan(fwd[0].c[r]), std::isnan(fwd[1].c[r])) << where << " invStd[" << r << "]";
+  }
+  for (size_t i = 0; i < fwd[0].b.size(); ++i) {
+    ASSERT_EQ(std::isnan(fwd[0].b[i]), std::isnan(fwd[1].b[i])) << where << " xhat[" << i << "]";
+    ASSERT_EQ(std::isnan(fwd[0].a[i]), std::isnan(fwd[1].a[i])) << where << " y[" << i << "]";
+  }
+}
+
+TEST_F(LayerNormGpu, NonFiniteRowsGiveNaNRowsOnBothBackends) {
+  uint64_t key = 23;
+  for (const Shape& s : kExactShapes) {
+    check_nonfinite_rows<float>(s, key);
+    check_nonfinite_rows<double>(s, key);
     key += 0x100000000ull;
   }
 }
