@@ -1,6 +1,8 @@
 // kernels/common/host_parallel.h: every item in exactly one range, at most one range per hardware
 // thread and at most the cap, the small case on the calling thread, and an exception from any range
-// rethrown after the join (the lowest range's when several throw).
+// rethrown after the join (the lowest range's when several throw); the same with a loop nested in
+// a range and with several threads running loops at once (the process's worker threads serve one
+// loop at a time, the others start their own), and many loops in a row on the same workers.
 #include "kernels/common/host_parallel.h"
 
 #include <gtest/gtest.h>
@@ -87,6 +89,54 @@ TEST(HostParallel, TheLowestFailingRangeIsReported) {
   } catch (const std::runtime_error& e) {
     EXPECT_STREQ(e.what(), "range at 0");
   }
+}
+
+// A loop inside a range of another: the inner loops cannot use the busy workers and start their
+// own threads; every (outer, inner) item still runs exactly once.
+TEST(HostParallel, NestedLoopsRunEveryItemOnce) {
+  constexpr uint64_t kOuter = 64, kInner = 5000;
+  std::vector<std::atomic<int>> seen(kOuter * kInner);
+  parallel_ranges(kOuter, 1, [&](uint64_t begin, uint64_t end) {
+    for (uint64_t o = begin; o < end; ++o) {
+      parallel_ranges(kInner, 100, [&](uint64_t b, uint64_t e) {
+        for (uint64_t i = b; i < e; ++i) seen[o * kInner + i].fetch_add(1);
+      });
+    }
+  });
+  for (uint64_t i = 0; i < seen.size(); ++i) ASSERT_EQ(seen[i].load(), 1) << i;
+}
+
+// Four threads running loops at the same time, 200 each: one at a time gets the workers, the
+// others run on threads of their own; every item of every loop runs once.
+TEST(HostParallel, ConcurrentCallersEachRunEveryItemOnce) {
+  constexpr int kCallers = 4, kLoops = 200;
+  constexpr uint64_t kItems = 20000;
+  std::vector<std::vector<std::atomic<int>>> seen(kCallers);
+  for (auto& v : seen) v = std::vector<std::atomic<int>>(kItems);
+  std::vector<std::thread> callers;
+  for (int c = 0; c < kCallers; ++c) {
+    callers.emplace_back([&, c] {
+      for (int loop = 0; loop < kLoops; ++loop) {
+        parallel_ranges(kItems, 100, [&](uint64_t b, uint64_t e) {
+          for (uint64_t i = b; i < e; ++i) seen[c][i].fetch_add(1);
+        });
+      }
+    });
+  }
+  for (std::thread& t : callers) t.join();
+  for (int c = 0; c < kCallers; ++c) {
+    for (uint64_t i = 0; i < kItems; ++i) ASSERT_EQ(seen[c][i].load(), kLoops) << c << " " << i;
+  }
+}
+
+// Many short loops in a row on the same workers (each must see the job that is current when it
+// wakes, never a finished one): the sums come out exact.
+TEST(HostParallel, ManyLoopsInARowOnTheSameWorkers) {
+  std::atomic<uint64_t> total{0};
+  for (int loop = 0; loop < 20000; ++loop) {
+    parallel_ranges(64, 1, [&](uint64_t b, uint64_t e) { total.fetch_add(e - b); });
+  }
+  EXPECT_EQ(total.load(), uint64_t{20000} * 64);
 }
 
 }  // namespace

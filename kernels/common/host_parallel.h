@@ -10,6 +10,8 @@
 #include <thread>
 #include <vector>
 
+#include "common/range_pool.h"
+
 namespace tlrt::kernels {
 
 // The host's hardware threads (at least 1), read once: std::thread::hardware_concurrency reads
@@ -20,10 +22,12 @@ inline uint64_t host_thread_count() {
 }
 
 // Runs f(begin, end) over [0, n) cut into at most min(host_thread_count(), max_ranges) ranges,
-// each of at least `grain` items (one range, on the calling thread, when n < 2 grain). The calling
-// thread takes the first range. If a thread cannot be started, the ranges left run on the calling
-// thread. An exception thrown by a range is rethrown here after every range has finished; when
-// several throw, the lowest range's, as one plain loop would report.
+// each of at least `grain` items (one range, on the calling thread, when n < 2 grain). The ranges
+// run on the process's worker threads (common/range_pool.h) and the calling thread; when those
+// are busy with another caller's loop, or this loop is nested in one, on threads started for
+// this call, the calling thread taking the first range (if a thread cannot be started, the ranges
+// left run on the calling thread). An exception thrown by a range is rethrown here after every
+// range has finished; when several throw, the lowest range's, as one plain loop would report.
 template <class F>
 void parallel_ranges(uint64_t n, uint64_t grain, F&& f, uint64_t max_ranges = UINT64_MAX) {
   if (n == 0) return;
@@ -37,11 +41,22 @@ void parallel_ranges(uint64_t n, uint64_t grain, F&& f, uint64_t max_ranges = UI
   std::vector<std::exception_ptr> failed(ranges);
   auto run = [&f, &failed, per, n](uint64_t r) {
     try {
-      f(r * per, std::min(n, (r + 1) * per));
+      if (r * per < n) f(r * per, std::min(n, (r + 1) * per));
     } catch (...) {
       failed[r] = std::current_exception();
     }
   };
+  auto rethrow_lowest = [&failed] {
+    for (const std::exception_ptr& e : failed) {
+      if (e) std::rethrow_exception(e);
+    }
+  };
+  // The process's worker threads when they are free; threads of this call otherwise.
+  if (run_on_range_pool(
+          ranges, [](void* ctx, uint64_t r) { (*static_cast<decltype(run)*>(ctx))(r); }, &run)) {
+    rethrow_lowest();
+    return;
+  }
   std::vector<std::thread> workers;
   workers.reserve(ranges - 1);
   uint64_t started = 1;  // ranges [1, started) run on workers
@@ -53,9 +68,7 @@ void parallel_ranges(uint64_t n, uint64_t grain, F&& f, uint64_t max_ranges = UI
   run(0);
   for (uint64_t r = started; r < ranges && r * per < n; ++r) run(r);
   for (std::thread& w : workers) w.join();
-  for (const std::exception_ptr& e : failed) {
-    if (e) std::rethrow_exception(e);
-  }
+  rethrow_lowest();
 }
 
 }  // namespace tlrt::kernels
