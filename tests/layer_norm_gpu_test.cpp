@@ -8,6 +8,7 @@
 // reason.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -213,6 +214,20 @@ const Shape kShapes[] = {{20000, 1024}, {3000, 300}, {4000, 31},   {2000, 2},
                          {17, 9000},    {5, 20000},  {8000, 1022}, {500, 250},
                          {700, 510},    {100, 2046}, {70, 4094},   {40, 8191}};
 
+// The forward of x (s.rows x s.cols) with gamma, beta drawn from key: [0] CUDA, [1] reference.
+template <class T>
+std::array<Outputs<T>, 2> forward_on_both(const std::vector<T>& x, const Shape& s, uint64_t key) {
+  const auto g = random_values<T>(s.cols, key + x.size(), 1.0, 1.0);
+  const auto be = random_values<T>(s.cols, key + 2 * x.size(), 1.0, 0.0);
+  std::array<Outputs<T>, 2> fwd;
+  for (int k = 0; k < 2; ++k) {
+    const Backend backend = k == 0 ? Backend::cuda : Backend::reference;
+    auto bx = upload(backend, x), bg = upload(backend, g), bb = upload(backend, be);
+    fwd[k] = outputs_of<T>(tlrt::layer_norm_fwd(*bx, *bg, *bb, s.rows, s.cols, 1e-5, "test"));
+  }
+  return fwd;
+}
+
 // Rows of integers that sum to zero: the mean is 0 and the sum of squares exact in any order, so
 // both backends reach the same binary64 sd and the forward must agree bit for bit. This holds the
 // float32 xhat (a binary64 product, the division only near a float midpoint) to the contract's
@@ -233,14 +248,7 @@ void check_exact_rows(const Shape& s, uint64_t key, double scale = 1.0) {
     }
     x[r * s.cols + s.cols - 1] = static_cast<T>(-sum);
   }
-  const auto g = random_values<T>(s.cols, key + x.size(), 1.0, 1.0);
-  const auto be = random_values<T>(s.cols, key + 2 * x.size(), 1.0, 0.0);
-  Outputs<T> fwd[2];
-  for (int k = 0; k < 2; ++k) {
-    const Backend backend = k == 0 ? Backend::cuda : Backend::reference;
-    auto bx = upload(backend, x), bg = upload(backend, g), bb = upload(backend, be);
-    fwd[k] = outputs_of<T>(tlrt::layer_norm_fwd(*bx, *bg, *bb, s.rows, s.cols, 1e-5, "test"));
-  }
+  const std::array<Outputs<T>, 2> fwd = forward_on_both(x, s, key);
   const std::string where = std::to_string(s.rows) + " x " + std::to_string(s.cols);
   EXPECT_TRUE(same_bits(fwd[0].a, fwd[1].a)) << where << " y";
   EXPECT_TRUE(same_bits(fwd[0].b, fwd[1].b)) << where << " xhat";
@@ -250,25 +258,29 @@ void check_exact_rows(const Shape& s, uint64_t key, double scale = 1.0) {
 const Shape kExactShapes[] = {{4096, 1024}, {3000, 1022}, {5000, 256}, {4000, 250},
                               {64, 8192},   {64, 8191},   {2000, 31},  {20, 9000}};
 
-TEST_F(LayerNormGpu, ForwardOfExactRowsIsBitIdenticalToTheReference) {
-  uint64_t key = 5;
+// Runs check(T{}, shape, key) for T = float and double on every shape of kExactShapes, each
+// shape with its own key.
+template <class Check>
+void on_exact_shapes(uint64_t key, Check&& check) {
   for (const Shape& s : kExactShapes) {
-    check_exact_rows<float>(s, key);
-    check_exact_rows<double>(s, key);
+    check(float{}, s, key);
+    check(double{}, s, key);
     key += 0x100000000ull;
   }
+}
+
+TEST_F(LayerNormGpu, ForwardOfExactRowsIsBitIdenticalToTheReference) {
+  on_exact_shapes(
+      5, [](auto t, const Shape& s, uint64_t key) { check_exact_rows<decltype(t)>(s, key); });
 }
 
 // The same rows scaled by 2^-140: float32 subnormals (and binary64 values whose xhat is a float32
 // subnormal), exact in binary64 as before, so the widening and the rounding of xhat take their
 // general paths and must still agree bit for bit.
 TEST_F(LayerNormGpu, ForwardOfSubnormalRowsIsBitIdenticalToTheReference) {
-  uint64_t key = 11;
-  for (const Shape& s : kExactShapes) {
-    check_exact_rows<float>(s, key, 0x1p-140);
-    check_exact_rows<double>(s, key, 0x1p-140);
-    key += 0x100000000ull;
-  }
+  on_exact_shapes(11, [](auto t, const Shape& s, uint64_t key) {
+    check_exact_rows<decltype(t)>(s, key, 0x1p-140);
+  });
 }
 
 // Rows holding an infinity or a NaN among ordinary values, next to rows without: the non-finite
@@ -281,14 +293,7 @@ void check_nonfinite_rows(const Shape& s, uint64_t key) {
   for (uint64_t r = 0; r < s.rows; r += 3) {
     x[r * s.cols + (r * 7) % s.cols] = specials[(r / 3) % 3];
   }
-  const auto g = random_values<T>(s.cols, key + x.size(), 1.0, 1.0);
-  const auto be = random_values<T>(s.cols, key + 2 * x.size(), 1.0, 0.0);
-  Outputs<T> fwd[2];
-  for (int k = 0; k < 2; ++k) {
-    const Backend backend = k == 0 ? Backend::cuda : Backend::reference;
-    auto bx = upload(backend, x), bg = upload(backend, g), bb = upload(backend, be);
-    fwd[k] = outputs_of<T>(tlrt::layer_norm_fwd(*bx, *bg, *bb, s.rows, s.cols, 1e-5, "test"));
-  }
+  const std::array<Outputs<T>, 2> fwd = forward_on_both(x, s, key);
   const std::string where = std::to_string(s.rows) + " x " + std::to_string(s.cols);
   for (uint64_t r = 0; r < s.rows; r += 3) {
     ASSERT_TRUE(std::isnan(fwd[0].c[r])) << where << " invStd[" << r << "]";
@@ -305,12 +310,8 @@ void check_nonfinite_rows(const Shape& s, uint64_t key) {
 }
 
 TEST_F(LayerNormGpu, NonFiniteRowsGiveNaNRowsOnBothBackends) {
-  uint64_t key = 23;
-  for (const Shape& s : kExactShapes) {
-    check_nonfinite_rows<float>(s, key);
-    check_nonfinite_rows<double>(s, key);
-    key += 0x100000000ull;
-  }
+  on_exact_shapes(
+      23, [](auto t, const Shape& s, uint64_t key) { check_nonfinite_rows<decltype(t)>(s, key); });
 }
 
 TEST_F(LayerNormGpu, Float32MatchesTheReferenceAndRepeats) {
