@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cfenv>
 #include <condition_variable>
 #include <mutex>
 #include <system_error>
@@ -20,6 +21,7 @@ struct Job {
   void* ctx = nullptr;
   std::atomic<uint64_t> next{0};
   uint64_t users = 0;  // workers inside the job; guarded by the pool's mutex
+  std::fenv_t env;     // the caller's floating-point environment, which workers run the job in
 };
 
 // Takes ranges until none is left.
@@ -53,6 +55,7 @@ class RangePool {
     job.ranges = ranges;
     job.fn = fn;
     job.ctx = ctx;
+    std::fegetenv(&job.env);
     {
       std::lock_guard<std::mutex> lock(mutex_);
       job_ = &job;
@@ -81,7 +84,12 @@ class RangePool {
       if (job == nullptr) continue;  // woke after the job was over
       ++job->users;
       lock.unlock();
+      // Rounding mode and the like as on the calling thread, as a thread it started would have.
+      std::fenv_t own;
+      std::fegetenv(&own);
+      std::fesetenv(&job->env);
       take_ranges(*job);
+      std::fesetenv(&own);
       lock.lock();
       if (--job->users == 0) left_.notify_all();
     }

@@ -9,7 +9,8 @@
 namespace tlrt {
 
 // Runs fn(ctx, r) exactly once for every r in [0, ranges), on the calling thread and the workers,
-// and returns when every call has returned. fn must not throw. The calling thread takes ranges
+// and returns when every call has returned, the workers running in the caller's floating-point
+// environment (as threads it started would). fn must not throw. The calling thread takes ranges
 // too, from the first, so the job finishes even if no worker wakes in time. Returns false, having
 // run nothing, when the workers are running another caller's job, when the calling thread is
 // itself inside a job (a nested parallel loop), or when no worker thread could be started: the

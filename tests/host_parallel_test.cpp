@@ -2,12 +2,14 @@
 // thread and at most the cap, the small case on the calling thread, and an exception from any range
 // rethrown after the join (the lowest range's when several throw); the same with a loop nested in
 // a range and with several threads running loops at once (the process's worker threads serve one
-// loop at a time, the others start their own), and many loops in a row on the same workers.
+// loop at a time, the others start their own), many loops in a row on the same workers, and the
+// caller's rounding mode on every range.
 #include "kernels/common/host_parallel.h"
 
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cfenv>
 #include <mutex>
 #include <stdexcept>
 #include <string>
@@ -137,6 +139,23 @@ TEST(HostParallel, ManyLoopsInARowOnTheSameWorkers) {
     parallel_ranges(64, 1, [&](uint64_t b, uint64_t e) { total.fetch_add(e - b); });
   }
   EXPECT_EQ(total.load(), uint64_t{20000} * 64);
+}
+
+// Every range runs in the caller's floating-point environment, whichever thread takes it: the
+// rounding mode set on the calling thread is the one each range sees.
+TEST(HostParallel, RangesRunInTheCallersRoundingMode) {
+  const int before = std::fegetround();
+  for (int mode : {FE_UPWARD, FE_TOWARDZERO, FE_TONEAREST}) {
+    ASSERT_EQ(std::fesetround(mode), 0);
+    std::atomic<int> wrong{0};
+    for (int loop = 0; loop < 50; ++loop) {
+      parallel_ranges(64, 1, [&](uint64_t, uint64_t) {
+        if (std::fegetround() != mode) wrong.fetch_add(1);
+      });
+    }
+    std::fesetround(before);
+    EXPECT_EQ(wrong.load(), 0) << "mode " << mode;
+  }
 }
 
 }  // namespace
