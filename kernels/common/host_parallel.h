@@ -5,6 +5,7 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <exception>
 #include <thread>
@@ -21,17 +22,27 @@ inline uint64_t host_thread_count() {
   return count;
 }
 
-// Runs f(begin, end) over [0, n) cut into at most min(host_thread_count(), max_ranges) ranges,
-// each of at least `grain` items (one range, on the calling thread, when n < 2 grain). The ranges
-// run on the process's worker threads (common/range_pool.h) and the calling thread; when those
-// are busy with another caller's loop, or this loop is nested in one, on threads started for
-// this call, the calling thread taking the first range (if a thread cannot be started, the ranges
-// left run on the calling thread). An exception thrown by a range is rethrown here after every
-// range has finished; when several throw, the lowest range's, as one plain loop would report.
+// An upper bound on the ranges of every parallel_ranges call compiled into the same binary or
+// library (default: none). The results never depend on it; tests that link the reference backend
+// statically set 1 to run every loop as one range on the calling thread and compare.
+inline std::atomic<uint64_t>& host_range_cap() {
+  static std::atomic<uint64_t> cap{UINT64_MAX};
+  return cap;
+}
+
+// Runs f(begin, end) over [0, n) cut into at most min(host_thread_count(), max_ranges,
+// host_range_cap()) ranges, each of at least `grain` items (one range, on the calling thread, when
+// n < 2 grain). The ranges run on the process's worker threads (common/range_pool.h) and the
+// calling thread; when those are busy with another caller's loop, or this loop is nested in one,
+// on threads started for this call, the calling thread taking the first range (if a thread cannot
+// be started, the ranges left run on the calling thread). An exception thrown by a range is
+// rethrown here after every range has finished; when several throw, the lowest range's, as one
+// plain loop would report.
 template <class F>
 void parallel_ranges(uint64_t n, uint64_t grain, F&& f, uint64_t max_ranges = UINT64_MAX) {
   if (n == 0) return;
   const uint64_t ranges = std::min({host_thread_count(), std::max<uint64_t>(1, max_ranges),
+                                    std::max<uint64_t>(1, host_range_cap().load()),
                                     std::max<uint64_t>(1, n / std::max<uint64_t>(1, grain))});
   if (ranges <= 1) {
     f(uint64_t{0}, n);

@@ -13,12 +13,16 @@
 // in 64-bit integers before it becomes an angle, so no angle carries more than one rounding.
 // Complex arithmetic is spelled out (no C99 Annex G recovery of infinities), so a NaN or an
 // infinity anywhere in a row turns the transform of that row into NaN, as a plain FFT does.
+// The packed transforms run their rows in contiguous ranges on several host threads
+// (kernels/common/host_parallel.h); a row's result does not depend on the thread count.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <memory>
 #include <utility>
 #include <vector>
 
+#include "kernels/common/host_parallel.h"
 #include "kernels/fft/fft.h"
 
 namespace tlrt::kernels {
@@ -178,36 +182,54 @@ Real multiplicity(uint64_t k, uint64_t n) {
 
 }  // namespace
 
+namespace {
+
+// Rows are independent: contiguous ranges of them on several host threads, each range with its
+// own transform object (the same twiddles, computed the same way), each row as in one loop.
+template <class F>
+void each_row_range(uint64_t batch, uint64_t n, F&& rows) {
+  uint64_t levels = 1;
+  while ((uint64_t{1} << levels) < n) ++levels;
+  const uint64_t grain = std::max<uint64_t>(1, (uint64_t{1} << 18) / (n * levels));
+  parallel_ranges(batch, grain, rows);
+}
+
+}  // namespace
+
 template <class T>
 void rfft1d_ref(const T* x, uint64_t batch, uint64_t n, T* out) {
   if (batch == 0) return;
-  RealFft fft(n);
   const uint64_t bins = fft_bins(n);
-  for (uint64_t b = 0; b < batch; ++b) {
-    const T* row = x + b * n;
-    const std::vector<Cx>& s = fft.forward([&](uint64_t t) { return static_cast<Real>(row[t]); });
-    T* o = out + b * bins * 2;
-    for (uint64_t k = 0; k < bins; ++k) {
-      o[2 * k] = static_cast<T>(s[k].re);
-      o[2 * k + 1] = static_cast<T>(s[k].im);
+  each_row_range(batch, n, [&](uint64_t begin, uint64_t end) {
+    RealFft fft(n);
+    for (uint64_t b = begin; b < end; ++b) {
+      const T* row = x + b * n;
+      const std::vector<Cx>& s = fft.forward([&](uint64_t t) { return static_cast<Real>(row[t]); });
+      T* o = out + b * bins * 2;
+      for (uint64_t k = 0; k < bins; ++k) {
+        o[2 * k] = static_cast<T>(s[k].re);
+        o[2 * k + 1] = static_cast<T>(s[k].im);
+      }
     }
-  }
+  });
 }
 
 template <class T>
 void irfft1d_ref(const T* spec, uint64_t batch, uint64_t n, bool normalize, T* out) {
   if (batch == 0) return;
-  RealFft fft(n);
   const uint64_t bins = fft_bins(n);
   const Real scale = normalize ? static_cast<Real>(fft_inverse_scale<T>(n)) : Real(1);
-  for (uint64_t b = 0; b < batch; ++b) {
-    const T* row = spec + b * bins * 2;
-    const std::vector<Cx>& s = fft.inverse([&](uint64_t k) {
-      return Cx{static_cast<Real>(row[2 * k]), static_cast<Real>(row[2 * k + 1])};
-    });
-    T* o = out + b * n;
-    for (uint64_t t = 0; t < n; ++t) o[t] = static_cast<T>(normalize ? s[t].re * scale : s[t].re);
-  }
+  each_row_range(batch, n, [&](uint64_t begin, uint64_t end) {
+    RealFft fft(n);
+    for (uint64_t b = begin; b < end; ++b) {
+      const T* row = spec + b * bins * 2;
+      const std::vector<Cx>& s = fft.inverse([&](uint64_t k) {
+        return Cx{static_cast<Real>(row[2 * k]), static_cast<Real>(row[2 * k + 1])};
+      });
+      T* o = out + b * n;
+      for (uint64_t t = 0; t < n; ++t) o[t] = static_cast<T>(normalize ? s[t].re * scale : s[t].re);
+    }
+  });
 }
 
 namespace {

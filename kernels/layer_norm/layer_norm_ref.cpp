@@ -10,20 +10,38 @@
 // Backward: the row sums s1 and s2 and the column sums d_gamma and d_beta are accumulated in a
 // wider format (binary64 for float32, long double for float64), in increasing index order, and
 // rounded to T once; every other stage of dx is the contract's rounding in T exactly.
+//
+// Rows (and, for d_gamma and d_beta, columns) run in contiguous ranges on several host threads
+// (kernels/common/host_parallel.h), each in the order above, so the bits do not depend on the
+// thread count.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <vector>
 
+#include "kernels/common/host_parallel.h"
 #include "kernels/common/wide.h"
 #include "kernels/layer_norm/layer_norm.h"
 
 namespace tlrt::kernels {
+namespace {
+
+// Rows are independent: contiguous ranges of them on several host threads.
+template <class F>
+void each_row_range(LayerNormShape s, F&& row) {
+  const uint64_t grain = std::max<uint64_t>(1, (uint64_t{1} << 16) / std::max<uint64_t>(1, s.cols));
+  parallel_ranges(s.rows, grain, [&](uint64_t begin, uint64_t end) {
+    for (uint64_t r = begin; r < end; ++r) row(r);
+  });
+}
+
+}  // namespace
 
 template <class T>
 void layer_norm_fwd_ref(const T* x, const T* gamma, const T* beta, LayerNormShape s, double epsilon,
                         T* y, T* xhat, T* inv_std) {
   const double n = static_cast<double>(s.cols);
-  for (uint64_t r = 0; r < s.rows; ++r) {
+  each_row_range(s, [&](uint64_t r) {
     const T* xr = x + r * s.cols;
     double sum = 0.0;
     for (uint64_t j = 0; j < s.cols; ++j) sum += static_cast<double>(xr[j]);
@@ -44,15 +62,14 @@ void layer_norm_fwd_ref(const T* x, const T* gamma, const T* beta, LayerNormShap
       xhat[r * s.cols + j] = h;
       y[r * s.cols + j] = p + beta[j];
     }
-  }
+  });
 }
 
 template <class T>
 void layer_norm_bwd_ref(const T* dy, const T* xhat, const T* inv_std, const T* gamma,
                         LayerNormShape s, T cols_scale, T inv_cols, T* dx, T* d_gamma, T* d_beta) {
   using W = typename Wide<T>::type;
-  std::vector<W> g_acc(s.cols, W(0)), b_acc(s.cols, W(0));
-  for (uint64_t r = 0; r < s.rows; ++r) {
+  each_row_range(s, [&](uint64_t r) {
     const T* dyr = dy + r * s.cols;
     const T* hr = xhat + r * s.cols;
     W s1w = 0, s2w = 0;
@@ -73,15 +90,26 @@ void layer_norm_bwd_ref(const T* dy, const T* xhat, const T* inv_std, const T* g
       const T t = b - h2;
       const T u = t * is;
       dx[r * s.cols + j] = u * inv_cols;
-      const T gh = dyr[j] * hr[j];
-      g_acc[j] += static_cast<W>(gh);
-      b_acc[j] += static_cast<W>(dyr[j]);
     }
-  }
-  for (uint64_t j = 0; j < s.cols; ++j) {
-    d_gamma[j] = static_cast<T>(g_acc[j]);
-    d_beta[j] = static_cast<T>(b_acc[j]);
-  }
+  });
+  // Column sums: ranges of columns on several threads, each column over the rows in order.
+  const uint64_t grain = std::max<uint64_t>(1, (uint64_t{1} << 16) / s.rows);
+  parallel_ranges(s.cols, grain, [&](uint64_t begin, uint64_t end) {
+    std::vector<W> g_acc(end - begin, W(0)), b_acc(end - begin, W(0));
+    for (uint64_t r = 0; r < s.rows; ++r) {
+      const T* dyr = dy + r * s.cols;
+      const T* hr = xhat + r * s.cols;
+      for (uint64_t j = begin; j < end; ++j) {
+        const T gh = dyr[j] * hr[j];
+        g_acc[j - begin] += static_cast<W>(gh);
+        b_acc[j - begin] += static_cast<W>(dyr[j]);
+      }
+    }
+    for (uint64_t j = begin; j < end; ++j) {
+      d_gamma[j] = static_cast<T>(g_acc[j - begin]);
+      d_beta[j] = static_cast<T>(b_acc[j - begin]);
+    }
+  });
 }
 
 template void layer_norm_fwd_ref<float>(const float*, const float*, const float*, LayerNormShape,

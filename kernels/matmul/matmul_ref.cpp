@@ -1,10 +1,13 @@
 // Reference matrix products: for each output row the products of A' row i with B' are accumulated
 // in k order, element by element, in a wider format W (float in double: the product of two floats
 // is exact in double; double in long double), starting from +0 (an all-zero sum is +0), and each
-// sum is rounded once to T at the end.
+// sum is rounded once to T at the end. Rows run in contiguous ranges on several host threads
+// (kernels/common/host_parallel.h); each row's order is the one above.
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
+#include "kernels/common/host_parallel.h"
 #include "kernels/common/wide.h"
 #include "kernels/matmul/matmul.h"
 
@@ -22,12 +25,17 @@ void bmm_ref(const T* a, const T* b, T* c, const MatmulShape& s) {
   // A'[i, k] and B'[k, j] as strides over the stored layouts.
   const uint64_t a_row = s.transpose_a ? 1 : s.n, a_col = s.transpose_a ? s.m : 1;
   const uint64_t b_row = s.transpose_b ? 1 : s.p, b_col = s.transpose_b ? s.n : 1;
-  std::vector<W> acc(s.p);
-  for (uint64_t bb = 0; bb < s.batch; ++bb) {
-    const T* ab = a + bb * a_batch;
-    const T* bm = b + bb * b_batch;
-    T* cb = c + bb * c_batch;
-    for (uint64_t i = 0; i < s.m; ++i) {
+  // Output rows (batch, i) are independent: contiguous ranges of them on several threads, each
+  // row's sums in the order above, so the bits do not depend on the thread count.
+  const uint64_t row_work = s.n * s.p;
+  const uint64_t grain = std::max<uint64_t>(1, (uint64_t{1} << 20) / row_work);
+  parallel_ranges(s.batch * s.m, grain, [&](uint64_t begin, uint64_t end) {
+    std::vector<W> acc(s.p);
+    for (uint64_t r = begin; r < end; ++r) {
+      const uint64_t bb = r / s.m, i = r % s.m;
+      const T* ab = a + bb * a_batch;
+      const T* bm = b + bb * b_batch;
+      T* cb = c + bb * c_batch;
       for (uint64_t j = 0; j < s.p; ++j) acc[j] = W(0);
       for (uint64_t k = 0; k < s.n; ++k) {
         const W aik = static_cast<W>(ab[i * a_row + k * a_col]);
@@ -36,7 +44,7 @@ void bmm_ref(const T* a, const T* b, T* c, const MatmulShape& s) {
       }
       for (uint64_t j = 0; j < s.p; ++j) cb[i * s.p + j] = static_cast<T>(acc[j]);
     }
-  }
+  });
 }
 
 template void bmm_ref<float>(const float*, const float*, float*, const MatmulShape&);

@@ -3,12 +3,15 @@
 //   m = max of the allowed values, a NaN among them making m NaN (the exact selection);
 //   sum = fold of exp(W(v) - m) over the allowed values in increasing index order, in W;
 //   y = fl_T(exp(W(v) - m) / sum) for an allowed value, +0 for a blocked one.
-// A line without an allowed value is all +0.
+// A line without an allowed value is all +0. Lines run in contiguous ranges on several host
+// threads (kernels/common/host_parallel.h), so the bits do not depend on the thread count.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
 #include <type_traits>
 
+#include "kernels/common/host_parallel.h"
 #include "kernels/softmax/softmax.h"
 
 namespace tlrt::kernels {
@@ -44,24 +47,32 @@ void softmax_line(const T* x, const T* mask, uint64_t count, uint64_t stride, T*
   }
 }
 
+// Lines are independent: contiguous ranges of them on several host threads, each line as above.
+template <class F>
+void each_line(uint64_t lines, uint64_t len, F&& line) {
+  const uint64_t grain = std::max<uint64_t>(1, (uint64_t{1} << 16) / std::max<uint64_t>(1, len));
+  parallel_ranges(lines, grain, [&](uint64_t begin, uint64_t end) {
+    for (uint64_t l = begin; l < end; ++l) line(l);
+  });
+}
+
 }  // namespace
 
 template <class T>
 void softmax_rows_ref(const T* scores, const T* mask, uint64_t rows, uint64_t cols, T* out) {
-  for (uint64_t r = 0; r < rows; ++r) {
+  each_line(rows, cols, [&](uint64_t r) {
     softmax_line(scores + r * cols, mask == nullptr ? nullptr : mask + r * cols, cols, 1,
                  out + r * cols);
-  }
+  });
 }
 
 template <class T>
 void softmax_axis_ref(const T* x, uint64_t outer, uint64_t len, uint64_t inner, T* out) {
-  for (uint64_t o = 0; o < outer; ++o) {
-    for (uint64_t i = 0; i < inner; ++i) {
-      const uint64_t base = o * len * inner + i;
-      softmax_line<T>(x + base, nullptr, len, inner, out + base);
-    }
-  }
+  each_line(outer * inner, len, [&](uint64_t line) {
+    const uint64_t o = line / inner, i = line % inner;
+    const uint64_t base = o * len * inner + i;
+    softmax_line<T>(x + base, nullptr, len, inner, out + base);
+  });
 }
 
 template void softmax_rows_ref<float>(const float*, const float*, uint64_t, uint64_t, float*);
