@@ -1,5 +1,6 @@
 // The reference backend's loops that run in ranges on several host threads (matrix products,
-// convolutions, softmax, layer normalization, selective scans, real FFTs) give the same bits as the
+// convolutions, softmax, layer normalization, selective scans, real FFTs, axis reductions and the
+// ordered column fold) give the same bits as the
 // same loops run as one range on the calling thread (host_range_cap 1), on shapes large enough to
 // be split on any host with two or more hardware threads.
 #include <gtest/gtest.h>
@@ -7,6 +8,7 @@
 #include <cstdint>
 #include <cstring>
 #include <functional>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -16,6 +18,7 @@
 #include "kernels/layer_norm/layer_norm.h"
 #include "kernels/matmul/matmul.h"
 #include "kernels/random/splitmix.h"
+#include "kernels/reduce_axis/reduce_axis.h"
 #include "kernels/scan/scan.h"
 #include "kernels/softmax/softmax.h"
 
@@ -206,6 +209,35 @@ TEST_F(ReferenceThreads, RealFfts) {
   fft_case<double>(64, 2000);
   fft_case<float>(97, 1000);  // Bluestein
   fft_case<double>(97, 1000);
+}
+
+template <class T>
+void reduce_axis_case() {
+  const uint64_t rows = 600, cols = 512;  // rows of 512: 128 a range; 512 columns: 109 a range
+  auto x = values<T>(rows * cols, 21);
+  x[5] = std::numeric_limits<T>::quiet_NaN();  // the max rules' NaN as -inf, in one range
+  tlrt::kernels::FoldGeometry g;
+  g.rows.rank = 1;
+  g.rows.extent[0] = rows;
+  g.rows.stride[0] = cols;
+  g.cols.rank = 1;
+  g.cols.extent[0] = cols;
+  g.cols.stride[0] = 1;
+  g.row_count = rows;
+  g.col_count = cols;
+  expect_same_split<T>("axis reductions", [&] {
+    std::vector<T> sr(rows), mr(rows), mc(cols), fold(cols);
+    tlrt::kernels::reduce_sum_by_row_ref(x.data(), rows, cols, sr.data());
+    tlrt::kernels::reduce_max_by_row_ref(x.data(), rows, cols, mr.data());
+    tlrt::kernels::reduce_max_by_column_ref(x.data(), rows, cols, mc.data());
+    tlrt::kernels::ordered_fold_ref(x.data(), g, fold.data());
+    return std::vector<std::vector<T>>{sr, mr, mc, fold};
+  });
+}
+
+TEST_F(ReferenceThreads, AxisReductions) {
+  reduce_axis_case<float>();
+  reduce_axis_case<double>();
 }
 
 }  // namespace

@@ -6,11 +6,15 @@
 //     (NaN as -inf, +0 above -0), a selection: the same bits in any order.
 //   * ordered_fold_ref: out[c] = ((+0 + M[0, c]) + M[1, c]) + ..., r increasing, each addition
 //     rounded in T (the build passes -ffp-contract=off; only additions occur).
+// Rows (sum, max by row) or columns (max by column, the fold) run in contiguous ranges on several
+// host threads (kernels/common/host_parallel.h), each in the order above.
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
 #include <vector>
 
+#include "kernels/common/host_parallel.h"
 #include "kernels/reduce_axis/max_key.h"
 #include "kernels/reduce_axis/reduce_axis.h"
 
@@ -25,43 +29,58 @@ void zeros(T* out, uint64_t n) {
   for (uint64_t i = 0; i < n; ++i) out[i] = T(0);
 }
 
+// Rows, or columns, are independent: contiguous ranges of them on several host threads, about
+// 2^16 elements a range at least (64 columns at least, so a range reads whole cache lines).
+inline uint64_t grain_for(uint64_t per_item) {
+  return std::max<uint64_t>(1, (uint64_t{1} << 16) / std::max<uint64_t>(1, per_item));
+}
+inline uint64_t column_grain(uint64_t rows) {
+  return std::max<uint64_t>(64, grain_for(rows));
+}
+
 }  // namespace
 
 template <class T>
 void reduce_sum_by_row_ref(const T* x, uint64_t rows, uint64_t cols, T* out) {
-  for (uint64_t i = 0; i < rows; ++i) {
-    Wide<T> acc = 0;
-    for (uint64_t j = 0; j < cols; ++j) acc += x[i * cols + j];
-    out[i] = static_cast<T>(acc);
-  }
+  parallel_ranges(rows, grain_for(cols), [&](uint64_t begin, uint64_t end) {
+    for (uint64_t i = begin; i < end; ++i) {
+      Wide<T> acc = 0;
+      for (uint64_t j = 0; j < cols; ++j) acc += x[i * cols + j];
+      out[i] = static_cast<T>(acc);
+    }
+  });
 }
 
 template <class T>
 void reduce_max_by_row_ref(const T* x, uint64_t rows, uint64_t cols, T* out) {
   if (cols == 0) return zeros(out, rows);
-  for (uint64_t i = 0; i < rows; ++i) {
-    auto best = max_key(x[i * cols]);
-    for (uint64_t j = 1; j < cols; ++j) {
-      const auto k = max_key(x[i * cols + j]);
-      if (k > best) best = k;
+  parallel_ranges(rows, grain_for(cols), [&](uint64_t begin, uint64_t end) {
+    for (uint64_t i = begin; i < end; ++i) {
+      auto best = max_key(x[i * cols]);
+      for (uint64_t j = 1; j < cols; ++j) {
+        const auto k = max_key(x[i * cols + j]);
+        if (k > best) best = k;
+      }
+      out[i] = max_value<T>(best);
     }
-    out[i] = max_value<T>(best);
-  }
+  });
 }
 
 template <class T>
 void reduce_max_by_column_ref(const T* x, uint64_t rows, uint64_t cols, T* out) {
   if (rows == 0) return zeros(out, cols);
   using Key = typename MaxKeyTraits<T>::Key;
-  std::vector<Key> best(cols);
-  for (uint64_t j = 0; j < cols; ++j) best[j] = max_key(x[j]);
-  for (uint64_t i = 1; i < rows; ++i) {
-    for (uint64_t j = 0; j < cols; ++j) {
-      const Key k = max_key(x[i * cols + j]);
-      if (k > best[j]) best[j] = k;
+  parallel_ranges(cols, column_grain(rows), [&](uint64_t begin, uint64_t end) {
+    std::vector<Key> best(end - begin);
+    for (uint64_t j = begin; j < end; ++j) best[j - begin] = max_key(x[j]);
+    for (uint64_t i = 1; i < rows; ++i) {
+      for (uint64_t j = begin; j < end; ++j) {
+        const Key k = max_key(x[i * cols + j]);
+        if (k > best[j - begin]) best[j - begin] = k;
+      }
     }
-  }
-  for (uint64_t j = 0; j < cols; ++j) out[j] = max_value<T>(best[j]);
+    for (uint64_t j = begin; j < end; ++j) out[j] = max_value<T>(best[j - begin]);
+  });
 }
 
 template <class T>
@@ -70,11 +89,14 @@ void ordered_fold_ref(const T* x, const FoldGeometry& g, T* out) {
   if (g.row_count == 0 || g.col_count == 0) return;
   std::vector<uint64_t> col_offset(g.col_count);
   for (uint64_t c = 0; c < g.col_count; ++c) col_offset[c] = fold_offset(g.cols, c);
-  // Rows in increasing order, each column's fold advanced by one row at a time.
-  for (uint64_t r = 0; r < g.row_count; ++r) {
-    const T* row = x + fold_offset(g.rows, r);
-    for (uint64_t c = 0; c < g.col_count; ++c) out[c] = out[c] + row[col_offset[c]];
-  }
+  // Rows in increasing order, each column's fold advanced by one row at a time (ranges of columns
+  // on several threads).
+  parallel_ranges(g.col_count, column_grain(g.row_count), [&](uint64_t begin, uint64_t end) {
+    for (uint64_t r = 0; r < g.row_count; ++r) {
+      const T* row = x + fold_offset(g.rows, r);
+      for (uint64_t c = begin; c < end; ++c) out[c] = out[c] + row[col_offset[c]];
+    }
+  });
 }
 
 template <class T>
