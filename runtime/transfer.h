@@ -13,8 +13,8 @@
 namespace tlrt {
 
 // Bytes per pinned staging buffer of the CUDA transfers (two of them per device, double-buffered
-// against the DMA): each holds 16 host conversion ranges of 2 MiB, so a chunk keeps 16 threads busy
-// and each range covers whole huge pages of the host array.
+// against the DMA): 16 host conversion ranges of 2 MiB (the size of a huge page), so a chunk keeps
+// 16 threads busy.
 constexpr uint64_t kStagingChunkBytes = uint64_t{32} << 20;
 
 // n binary64 host values -> fresh buffer of `dtype`.
