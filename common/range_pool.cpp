@@ -1,5 +1,7 @@
 #include "common/range_pool.h"
 
+#include <pthread.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cfenv>
@@ -14,6 +16,13 @@ namespace {
 
 // True on a worker thread, and on a calling thread while its job runs.
 thread_local bool t_in_job = false;
+
+// Set in a child process forked after the pool started: the child has none of the workers (and a
+// worker may have held the pool's mutex at the fork), so it never uses the pool.
+std::atomic<bool> g_forked{false};
+void mark_forked() {
+  g_forked.store(true, std::memory_order_relaxed);
+}
 
 struct Job {
   uint64_t ranges = 0;
@@ -35,6 +44,7 @@ void take_ranges(Job& job) {
 class RangePool {
  public:
   RangePool() {
+    if (pthread_atfork(nullptr, nullptr, mark_forked) != 0) return;  // no workers: never used
     const unsigned hardware = std::max(1u, std::thread::hardware_concurrency());
     for (unsigned i = 1; i < hardware; ++i) {
       try {
@@ -48,7 +58,7 @@ class RangePool {
   }
 
   bool run(uint64_t ranges, void (*fn)(void*, uint64_t), void* ctx) {
-    if (workers_ == 0 || t_in_job) return false;
+    if (workers_ == 0 || t_in_job || g_forked.load(std::memory_order_relaxed)) return false;
     std::unique_lock<std::mutex> busy(busy_, std::try_to_lock);
     if (!busy.owns_lock()) return false;
     Job job;

@@ -13,8 +13,8 @@ namespace tlrt {
 // environment (as threads it started would). fn must not throw. The calling thread takes ranges
 // too, from the first, so the job finishes even if no worker wakes in time. Returns false, having
 // run nothing, when the workers are running another caller's job, when the calling thread is
-// itself inside a job (a nested parallel loop), or when no worker thread could be started: the
-// caller then runs the ranges its own way.
+// itself inside a job (a nested parallel loop), when no worker thread could be started, or in a
+// child process forked after the workers started: the caller then runs the ranges its own way.
 bool run_on_range_pool(uint64_t ranges, void (*fn)(void* ctx, uint64_t range), void* ctx);
 
 }  // namespace tlrt

@@ -2,8 +2,8 @@
 // thread and at most the cap, the small case on the calling thread, and an exception from any range
 // rethrown after the join (the lowest range's when several throw); the same with a loop nested in
 // a range and with several threads running loops at once (the process's worker threads serve one
-// loop at a time, the others start their own), many loops in a row on the same workers, and the
-// caller's rounding mode on every range.
+// loop at a time, the others start their own), many loops in a row on the same workers, the
+// caller's rounding mode on every range, and loops in a forked child.
 #include "kernels/common/host_parallel.h"
 
 #include <gtest/gtest.h>
@@ -15,6 +15,9 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include <sys/wait.h>
+#include <unistd.h>
 
 namespace {
 
@@ -156,6 +159,34 @@ TEST(HostParallel, RangesRunInTheCallersRoundingMode) {
     std::fesetround(before);
     EXPECT_EQ(wrong.load(), 0) << "mode " << mode;
   }
+}
+
+// A child forked after the workers started (the fuzzer forks, so may a host program) runs its
+// loops without them, on threads of its own: every item once, no wait on the parent's workers
+// (a hang ends the child by alarm).
+TEST(HostParallel, AForkedChildRunsLoopsWithoutTheWorkers) {
+  std::atomic<uint64_t> warm{0};
+  parallel_ranges(1000, 1, [&](uint64_t b, uint64_t e) { warm.fetch_add(e - b); });
+  ASSERT_EQ(warm.load(), 1000u);
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    alarm(60);
+    std::vector<std::atomic<int>> seen(100000);
+    for (int loop = 0; loop < 20; ++loop) {
+      parallel_ranges(seen.size(), 100, [&](uint64_t b, uint64_t e) {
+        for (uint64_t i = b; i < e; ++i) seen[i].fetch_add(1);
+      });
+    }
+    for (const auto& v : seen) {
+      if (v.load() != 20) _exit(1);
+    }
+    _exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status)) << "the child did not exit (signal " << WTERMSIG(status) << ")";
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "an item ran other than once in the child";
 }
 
 }  // namespace
