@@ -82,4 +82,19 @@ void parallel_ranges(uint64_t n, uint64_t grain, F&& f, uint64_t max_ranges = UI
   rethrow_lowest();
 }
 
+// Items per range for about `target` units of work a range when each item costs `work` units (at
+// least one item).
+inline uint64_t grain_for_work(uint64_t work, uint64_t target) {
+  return std::max<uint64_t>(1, target / std::max<uint64_t>(1, work));
+}
+
+// item(i) for every i in [0, n), in increasing order within contiguous ranges run by
+// parallel_ranges, about `target` units of work a range at `work` units per item.
+template <class F>
+void parallel_items(uint64_t n, uint64_t work, uint64_t target, F&& item) {
+  parallel_ranges(n, grain_for_work(work, target), [&](uint64_t begin, uint64_t end) {
+    for (uint64_t i = begin; i < end; ++i) item(i);
+  });
+}
+
 }  // namespace tlrt::kernels

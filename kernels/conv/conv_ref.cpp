@@ -5,7 +5,6 @@
 //   that reaches i; wgrad: n, then q row-major; bias grad: n, then q row-major.
 // fprop's (n, o), dgrad's (n, c) and wgrad's (o, c) pairs run in contiguous ranges on several host
 // threads; every element's order is the one above.
-#include <algorithm>
 #include <cstring>
 
 #include "kernels/common/host_parallel.h"
@@ -41,16 +40,9 @@ inline uint64_t weight_index(const ConvShape& s, uint64_t o, uint64_t c) {
   return (o * s.kernel_cols + col) * s.k_volume();
 }
 
-// Runs f(pair) for every pair in [0, pairs), contiguous ranges of pairs on several host threads;
-// each pair owns its output elements, computed in the order above, so the bits do not depend on
-// the thread count. `work`: multiply-adds per pair, for the grain.
-template <class F>
-void on_pairs(uint64_t pairs, uint64_t work, F&& f) {
-  const uint64_t grain = std::max<uint64_t>(1, (uint64_t{1} << 20) / std::max<uint64_t>(1, work));
-  parallel_ranges(pairs, grain, [&](uint64_t begin, uint64_t end) {
-    for (uint64_t pair = begin; pair < end; ++pair) f(pair);
-  });
-}
+// Each (n, o), (n, c) or (o, c) pair owns its output elements: pairs run as items of
+// parallel_items, about 2^20 multiply-adds a range.
+constexpr uint64_t kPairRangeWork = uint64_t{1} << 20;
 
 }  // namespace
 
@@ -59,7 +51,7 @@ void conv_fprop_ref(const ConvShape& s, const T* x, const T* w, const T* bias, T
   const uint64_t cig = s.cin_group(), cog = s.cout_group();
   const uint64_t in_vol = s.in_volume(), out_vol = s.out_volume();
   const uint64_t pair_work = out_vol * cig * s.k_volume();
-  on_pairs(s.batch * s.cout, pair_work, [&](uint64_t pair) {
+  parallel_items(s.batch * s.cout, pair_work, kPairRangeWork, [&](uint64_t pair) {
     const uint64_t n = pair / s.cout, o = pair % s.cout;
     const uint64_t g = o / cog;
     for (uint64_t q0 = 0; q0 < s.out[0]; ++q0) {
@@ -97,7 +89,7 @@ void conv_dgrad_ref(const ConvShape& s, const T* dy, const T* w, const T* bias, 
   const uint64_t cig = s.cin_group(), cog = s.cout_group();
   const uint64_t in_vol = s.in_volume(), out_vol = s.out_volume();
   const uint64_t pair_work = in_vol * cog * s.k_volume();
-  on_pairs(s.batch * s.cin, pair_work, [&](uint64_t pair) {
+  parallel_items(s.batch * s.cin, pair_work, kPairRangeWork, [&](uint64_t pair) {
     const uint64_t n = pair / s.cin, c = pair % s.cin;
     const uint64_t g = c / cig;
     for (uint64_t i0 = 0; i0 < s.in[0]; ++i0) {
@@ -134,7 +126,7 @@ void conv_wgrad_ref(const ConvShape& s, const T* x, const T* dy, T* dw) {
   const uint64_t cig = s.cin_group(), cog = s.cout_group();
   const uint64_t in_vol = s.in_volume(), out_vol = s.out_volume();
   const uint64_t pair_work = s.k_volume() * s.batch * out_vol;
-  on_pairs(s.cout * cig, pair_work, [&](uint64_t pair) {
+  parallel_items(s.cout * cig, pair_work, kPairRangeWork, [&](uint64_t pair) {
     const uint64_t o = pair / cig, cl = pair % cig;
     const uint64_t g = o / cog;
     const uint64_t c = g * cig + cl;

@@ -15,7 +15,6 @@
 // infinity anywhere in a row turns the transform of that row into NaN, as a plain FFT does.
 // The packed transforms run their rows in contiguous ranges on several host threads
 // (kernels/common/host_parallel.h); a row's result does not depend on the thread count.
-#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <memory>
@@ -190,8 +189,7 @@ template <class F>
 void each_row_range(uint64_t batch, uint64_t n, F&& rows) {
   uint64_t levels = 1;
   while ((uint64_t{1} << levels) < n) ++levels;
-  const uint64_t grain = std::max<uint64_t>(1, (uint64_t{1} << 18) / (n * levels));
-  parallel_ranges(batch, grain, rows);
+  parallel_ranges(batch, grain_for_work(n * levels, uint64_t{1} << 18), rows);
 }
 
 }  // namespace

@@ -14,7 +14,6 @@
 // Rows (and, for d_gamma and d_beta, columns) run in contiguous ranges on several host threads
 // (kernels/common/host_parallel.h), each in the order above, so the bits do not depend on the
 // thread count.
-#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <vector>
@@ -26,14 +25,8 @@
 namespace tlrt::kernels {
 namespace {
 
-// Rows are independent: contiguous ranges of them on several host threads.
-template <class F>
-void each_row_range(LayerNormShape s, F&& row) {
-  const uint64_t grain = std::max<uint64_t>(1, (uint64_t{1} << 16) / std::max<uint64_t>(1, s.cols));
-  parallel_ranges(s.rows, grain, [&](uint64_t begin, uint64_t end) {
-    for (uint64_t r = begin; r < end; ++r) row(r);
-  });
-}
+// Rows (and the backward's column sums) run in ranges of about 2^16 elements.
+constexpr uint64_t kRangeWork = uint64_t{1} << 16;
 
 }  // namespace
 
@@ -41,7 +34,7 @@ template <class T>
 void layer_norm_fwd_ref(const T* x, const T* gamma, const T* beta, LayerNormShape s, double epsilon,
                         T* y, T* xhat, T* inv_std) {
   const double n = static_cast<double>(s.cols);
-  each_row_range(s, [&](uint64_t r) {
+  parallel_items(s.rows, s.cols, kRangeWork, [&](uint64_t r) {
     const T* xr = x + r * s.cols;
     double sum = 0.0;
     for (uint64_t j = 0; j < s.cols; ++j) sum += static_cast<double>(xr[j]);
@@ -69,7 +62,7 @@ template <class T>
 void layer_norm_bwd_ref(const T* dy, const T* xhat, const T* inv_std, const T* gamma,
                         LayerNormShape s, T cols_scale, T inv_cols, T* dx, T* d_gamma, T* d_beta) {
   using W = typename Wide<T>::type;
-  each_row_range(s, [&](uint64_t r) {
+  parallel_items(s.rows, s.cols, kRangeWork, [&](uint64_t r) {
     const T* dyr = dy + r * s.cols;
     const T* hr = xhat + r * s.cols;
     W s1w = 0, s2w = 0;
@@ -93,8 +86,7 @@ void layer_norm_bwd_ref(const T* dy, const T* xhat, const T* inv_std, const T* g
     }
   });
   // Column sums: ranges of columns on several threads, each column over the rows in order.
-  const uint64_t grain = std::max<uint64_t>(1, (uint64_t{1} << 16) / s.rows);
-  parallel_ranges(s.cols, grain, [&](uint64_t begin, uint64_t end) {
+  parallel_ranges(s.cols, grain_for_work(s.rows, kRangeWork), [&](uint64_t begin, uint64_t end) {
     std::vector<W> g_acc(end - begin, W(0)), b_acc(end - begin, W(0));
     for (uint64_t r = 0; r < s.rows; ++r) {
       const T* dyr = dy + r * s.cols;

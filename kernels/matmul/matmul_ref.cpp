@@ -3,7 +3,6 @@
 // is exact in double; double in long double), starting from +0 (an all-zero sum is +0), and each
 // sum is rounded once to T at the end. Rows run in contiguous ranges on several host threads
 // (kernels/common/host_parallel.h); each row's order is the one above.
-#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -27,8 +26,7 @@ void bmm_ref(const T* a, const T* b, T* c, const MatmulShape& s) {
   const uint64_t b_row = s.transpose_b ? 1 : s.p, b_col = s.transpose_b ? s.n : 1;
   // Output rows (batch, i) are independent: contiguous ranges of them on several threads, each
   // row's sums in the order above, so the bits do not depend on the thread count.
-  const uint64_t row_work = s.n * s.p;
-  const uint64_t grain = std::max<uint64_t>(1, (uint64_t{1} << 20) / row_work);
+  const uint64_t grain = grain_for_work(s.n * s.p, uint64_t{1} << 20);
   parallel_ranges(s.batch * s.m, grain, [&](uint64_t begin, uint64_t end) {
     std::vector<W> acc(s.p);
     for (uint64_t r = begin; r < end; ++r) {

@@ -5,7 +5,6 @@
 // in long double and rounded once to T. Only the exp/log values differ from the CUDA backend.
 // Channels are independent: large calls run ranges of channels on several threads
 // (kernels/common/host_parallel.h), each channel in the same order as one loop.
-#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -154,8 +153,7 @@ Stats<T> smooth_stats(const T* x, T b, const PoolGeometry& g, const Window& w) {
 
 // Channels per thread range: enough that a range handles at least 2^16 positions.
 uint64_t channel_grain(const PoolGeometry& g) {
-  return std::max<uint64_t>(
-      1, (uint64_t{1} << 16) / std::max<uint64_t>(1, g.in_volume + g.out_volume));
+  return grain_for_work(g.in_volume + g.out_volume, uint64_t{1} << 16);
 }
 
 }  // namespace

@@ -31,18 +31,16 @@ void zeros(T* out, uint64_t n) {
 
 // Rows, or columns, are independent: contiguous ranges of them on several host threads, about
 // 2^16 elements a range at least (64 columns at least, so a range reads whole cache lines).
-inline uint64_t grain_for(uint64_t per_item) {
-  return std::max<uint64_t>(1, (uint64_t{1} << 16) / std::max<uint64_t>(1, per_item));
-}
+constexpr uint64_t kRangeWork = uint64_t{1} << 16;
 inline uint64_t column_grain(uint64_t rows) {
-  return std::max<uint64_t>(64, grain_for(rows));
+  return std::max<uint64_t>(64, grain_for_work(rows, kRangeWork));
 }
 
 }  // namespace
 
 template <class T>
 void reduce_sum_by_row_ref(const T* x, uint64_t rows, uint64_t cols, T* out) {
-  parallel_ranges(rows, grain_for(cols), [&](uint64_t begin, uint64_t end) {
+  parallel_ranges(rows, grain_for_work(cols, kRangeWork), [&](uint64_t begin, uint64_t end) {
     for (uint64_t i = begin; i < end; ++i) {
       Wide<T> acc = 0;
       for (uint64_t j = 0; j < cols; ++j) acc += x[i * cols + j];
@@ -54,7 +52,7 @@ void reduce_sum_by_row_ref(const T* x, uint64_t rows, uint64_t cols, T* out) {
 template <class T>
 void reduce_max_by_row_ref(const T* x, uint64_t rows, uint64_t cols, T* out) {
   if (cols == 0) return zeros(out, rows);
-  parallel_ranges(rows, grain_for(cols), [&](uint64_t begin, uint64_t end) {
+  parallel_ranges(rows, grain_for_work(cols, kRangeWork), [&](uint64_t begin, uint64_t end) {
     for (uint64_t i = begin; i < end; ++i) {
       auto best = max_key(x[i * cols]);
       for (uint64_t j = 1; j < cols; ++j) {

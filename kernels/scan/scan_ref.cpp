@@ -19,8 +19,8 @@ namespace {
 // its steps in the order of the recurrence, so the bits do not depend on the thread count.
 template <class F>
 void each_channel_range(uint64_t steps, uint64_t state, F&& channels) {
-  const uint64_t grain = std::max<uint64_t>(16, (uint64_t{1} << 16) / std::max<uint64_t>(1, steps));
-  parallel_ranges(state, grain, channels);
+  parallel_ranges(state, std::max<uint64_t>(16, grain_for_work(steps, uint64_t{1} << 16)),
+                  channels);
 }
 
 }  // namespace

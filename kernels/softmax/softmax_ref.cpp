@@ -5,7 +5,6 @@
 //   y = fl_T(exp(W(v) - m) / sum) for an allowed value, +0 for a blocked one.
 // A line without an allowed value is all +0. Lines run in contiguous ranges on several host
 // threads (kernels/common/host_parallel.h), so the bits do not depend on the thread count.
-#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -47,20 +46,14 @@ void softmax_line(const T* x, const T* mask, uint64_t count, uint64_t stride, T*
   }
 }
 
-// Lines are independent: contiguous ranges of them on several host threads, each line as above.
-template <class F>
-void each_line(uint64_t lines, uint64_t len, F&& line) {
-  const uint64_t grain = std::max<uint64_t>(1, (uint64_t{1} << 16) / std::max<uint64_t>(1, len));
-  parallel_ranges(lines, grain, [&](uint64_t begin, uint64_t end) {
-    for (uint64_t l = begin; l < end; ++l) line(l);
-  });
-}
+// Lines are independent: items of parallel_items, about 2^16 elements a range.
+constexpr uint64_t kLineRangeWork = uint64_t{1} << 16;
 
 }  // namespace
 
 template <class T>
 void softmax_rows_ref(const T* scores, const T* mask, uint64_t rows, uint64_t cols, T* out) {
-  each_line(rows, cols, [&](uint64_t r) {
+  parallel_items(rows, cols, kLineRangeWork, [&](uint64_t r) {
     softmax_line(scores + r * cols, mask == nullptr ? nullptr : mask + r * cols, cols, 1,
                  out + r * cols);
   });
@@ -68,7 +61,7 @@ void softmax_rows_ref(const T* scores, const T* mask, uint64_t rows, uint64_t co
 
 template <class T>
 void softmax_axis_ref(const T* x, uint64_t outer, uint64_t len, uint64_t inner, T* out) {
-  each_line(outer * inner, len, [&](uint64_t line) {
+  parallel_items(outer * inner, len, kLineRangeWork, [&](uint64_t line) {
     const uint64_t o = line / inner, i = line % inner;
     const uint64_t base = o * len * inner + i;
     softmax_line<T>(x + base, nullptr, len, inner, out + base);
