@@ -62,24 +62,10 @@ void add_matrix_row(Harness& h, MatrixOp op, const float* x, float* out, void* w
   h.add(r);
 }
 
-// The canonical geometry of a fold over the rows of a row-major rows x cols matrix.
-tlrt::kernels::FoldGeometry matrix_fold(uint64_t rows, uint64_t cols) {
-  tlrt::kernels::FoldGeometry g;
-  g.rows.rank = 1;
-  g.rows.extent[0] = rows;
-  g.rows.stride[0] = cols;
-  g.cols.rank = 1;
-  g.cols.extent[0] = cols;
-  g.cols.stride[0] = 1;
-  g.row_count = rows;
-  g.col_count = cols;
-  return g;
-}
-
 void add_fold_row(Harness& h, const char* aten, const std::string& name, uint64_t rows,
                   uint64_t cols, const double* scalars, const float* x, float* out,
                   const char* note) {
-  const tlrt::kernels::FoldGeometry g = matrix_fold(rows, cols);
+  const tlrt::kernels::FoldGeometry g = tlrt::kernels::matrix_fold_geometry(rows, cols);
   Row r;
   r.group = "reduce_axis";
   r.name = name;

@@ -43,6 +43,21 @@ struct FoldGeometry {
   uint64_t col_count = 0;
 };
 
+// The geometry of a fold over the rows of a row-major rows x cols matrix: out[c] folds M[r, c]
+// over r.
+inline FoldGeometry matrix_fold_geometry(uint64_t rows, uint64_t cols) {
+  FoldGeometry g;
+  g.rows.rank = 1;
+  g.rows.extent[0] = rows;
+  g.rows.stride[0] = cols;
+  g.cols.rank = 1;
+  g.cols.extent[0] = cols;
+  g.cols.stride[0] = 1;
+  g.row_count = rows;
+  g.col_count = cols;
+  return g;
+}
+
 // Offset of index i on one side (host, reference and device use).
 TLRT_HOST_DEVICE uint64_t fold_offset(const FoldAxes& axes, uint64_t i) {
   return row_major_offset(axes.extent, axes.stride, axes.rank, i);
