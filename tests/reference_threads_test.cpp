@@ -17,26 +17,16 @@
 #include "kernels/fft/fft.h"
 #include "kernels/layer_norm/layer_norm.h"
 #include "kernels/matmul/matmul.h"
-#include "kernels/random/splitmix.h"
 #include "kernels/reduce_axis/reduce_axis.h"
 #include "kernels/scan/scan.h"
 #include "kernels/softmax/softmax.h"
+#include "tests/support/gpu_test_support.h"
 
 namespace {
 
+using gpu_test::random_values;
 using tlrt::kernels::host_range_cap;
 using tlrt::kernels::host_thread_count;
-
-template <class T>
-std::vector<T> values(uint64_t n, uint64_t key, double lo = -1.0, double hi = 1.0) {
-  std::vector<T> v(n);
-  for (uint64_t i = 0; i < n; ++i) {
-    const double u =
-        static_cast<double>(tlrt::random::splitmix64_finalize(key + i) >> 11) * 0x1p-53;
-    v[i] = static_cast<T>(lo + (hi - lo) * u);
-  }
-  return v;
-}
 
 // Runs `compute` (which fills the outputs it returns) once as one range and once split, and
 // expects the same bytes.
@@ -68,7 +58,8 @@ class ReferenceThreads : public ::testing::Test {
 template <class T>
 void matmul_case() {
   tlrt::kernels::MatmulShape s{2, 300, 64, 64, false, false};  // rows of 4096 products: 2 ranges+
-  const auto a = values<T>(s.batch * s.m * s.n, 1), b = values<T>(s.batch * s.n * s.p, 2);
+  const auto a = random_values<T>(s.batch * s.m * s.n, 1),
+             b = random_values<T>(s.batch * s.n * s.p, 2);
   for (bool ta : {false, true}) {
     for (bool tb : {false, true}) {
       s.transpose_a = ta;
@@ -105,8 +96,8 @@ void conv_case() {
   s.out[1] = 24;
   const uint64_t xs = s.batch * s.cin * s.in_volume(), ys = s.batch * s.cout * s.out_volume();
   const uint64_t ws = s.cout * s.cin * s.k_volume();
-  const auto x = values<T>(xs, 3), w = values<T>(ws, 4), dy = values<T>(ys, 5),
-             bias = values<T>(s.cout, 6), bias_in = values<T>(s.cin, 7);
+  const auto x = random_values<T>(xs, 3), w = random_values<T>(ws, 4), dy = random_values<T>(ys, 5),
+             bias = random_values<T>(s.cout, 6), bias_in = random_values<T>(s.cin, 7);
   expect_same_split<T>("conv", [&] {
     std::vector<T> y(ys), dx(xs), dw(ws);
     tlrt::kernels::conv_fprop_ref(s, x.data(), w.data(), bias.data(), y.data());
@@ -124,7 +115,8 @@ TEST_F(ReferenceThreads, Convolutions) {
 template <class T>
 void softmax_case() {
   const uint64_t rows = 4096, cols = 64;
-  const auto x = values<T>(rows * cols, 8, -4.0, 4.0), mask = values<T>(rows * cols, 9, 0.0, 2.0);
+  const auto x = random_values<T>(rows * cols, 8, 4.0),
+             mask = random_values<T>(rows * cols, 9, 1.0, 1.0);
   std::vector<T> m(mask.size());
   for (size_t i = 0; i < m.size(); ++i) m[i] = mask[i] < T(0.5) ? T(0) : T(1);
   expect_same_split<T>("softmax", [&] {
@@ -144,8 +136,8 @@ template <class T>
 void layer_norm_case() {
   const tlrt::kernels::LayerNormShape s{4096, 64};
   const uint64_t n = s.rows * s.cols;
-  const auto x = values<T>(n, 10, -3.0, 3.0), g = values<T>(s.cols, 11), be = values<T>(s.cols, 12),
-             dy = values<T>(n, 13);
+  const auto x = random_values<T>(n, 10, 3.0), g = random_values<T>(s.cols, 11),
+             be = random_values<T>(s.cols, 12), dy = random_values<T>(n, 13);
   expect_same_split<T>("layer_norm", [&] {
     std::vector<T> y(n), h(n), is(s.rows), dx(n), dg(s.cols), db(s.cols);
     tlrt::kernels::layer_norm_fwd_ref(x.data(), g.data(), be.data(), s, 1e-5, y.data(), h.data(),
@@ -164,9 +156,10 @@ TEST_F(ReferenceThreads, LayerNorm) {
 template <class T>
 void scan_case(bool variable) {
   const uint64_t steps = 2000, state = 256;
-  const auto a = values<T>(variable ? steps * state : state, 14, -0.99, 0.99),
-             b = values<T>(variable ? steps * state : state, 15), x = values<T>(steps * state, 16),
-             h0 = values<T>(state, 17), dy = values<T>(steps * state, 18);
+  const auto a = random_values<T>(variable ? steps * state : state, 14, 0.99),
+             b = random_values<T>(variable ? steps * state : state, 15),
+             x = random_values<T>(steps * state, 16), h0 = random_values<T>(state, 17),
+             dy = random_values<T>(steps * state, 18);
   tlrt::kernels::ScanOperands<T> in;
   in.a = a.data();
   in.b = b.data();
@@ -194,7 +187,7 @@ TEST_F(ReferenceThreads, SelectiveScans) {
 template <class T>
 void fft_case(uint64_t n, uint64_t batch) {
   const uint64_t bins = n / 2 + 1;
-  const auto x = values<T>(batch * n, 19), spec = values<T>(batch * bins * 2, 20);
+  const auto x = random_values<T>(batch * n, 19), spec = random_values<T>(batch * bins * 2, 20);
   expect_same_split<T>("fft n = " + std::to_string(n), [&] {
     std::vector<T> f(batch * bins * 2), i(batch * n), u(batch * n);
     tlrt::kernels::rfft1d_ref(x.data(), batch, n, f.data());
@@ -214,17 +207,9 @@ TEST_F(ReferenceThreads, RealFfts) {
 template <class T>
 void reduce_axis_case() {
   const uint64_t rows = 600, cols = 512;  // rows of 512: 128 a range; 512 columns: 109 a range
-  auto x = values<T>(rows * cols, 21);
+  auto x = random_values<T>(rows * cols, 21);
   x[5] = std::numeric_limits<T>::quiet_NaN();  // the max rules' NaN as -inf, in one range
-  tlrt::kernels::FoldGeometry g;
-  g.rows.rank = 1;
-  g.rows.extent[0] = rows;
-  g.rows.stride[0] = cols;
-  g.cols.rank = 1;
-  g.cols.extent[0] = cols;
-  g.cols.stride[0] = 1;
-  g.row_count = rows;
-  g.col_count = cols;
+  const tlrt::kernels::FoldGeometry g = tlrt::kernels::matrix_fold_geometry(rows, cols);
   expect_same_split<T>("axis reductions", [&] {
     std::vector<T> sr(rows), mr(rows), mc(cols), fold(cols);
     tlrt::kernels::reduce_sum_by_row_ref(x.data(), rows, cols, sr.data());
