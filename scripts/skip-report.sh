@@ -13,6 +13,10 @@ awk '
   /^\[ RUN      \] / { test = $4; reason = ""; grab = 0 }
   grab == 1 && NF > 0 && !/^\[/ { reason = (reason == "" ? $0 : reason " " $0) }
   / Skipped$/ { grab = 1 }
+  # The closing summary of GoogleTest lists the skipped sub-tests again: not counted twice.
+  /^\[  SKIPPED \] [0-9]+ tests?, listed below:/ { listing = 1; next }
+  listing && /^\[  SKIPPED \] / { next }
+  { listing = 0 }
   !planted && /^\[  SKIPPED \] [^0-9]/ {
     key = entry "\t" reason
     if (!(key in count)) { order[++keys] = key; first[key] = $4 }
