@@ -11,8 +11,10 @@ LOG="${1:-build}/Testing/Temporary/LastTest.log"
 awk '
   /^[0-9]+\/[0-9]+ Test: / { entry = $3; planted = (entry ~ /^test_main_/) }
   /^\[ RUN      \] / { test = $4; reason = ""; grab = 0 }
-  grab == 1 && NF > 0 && !/^\[/ { reason = (reason == "" ? $0 : reason " " $0) }
-  / Skipped$/ { grab = 1 }
+  # The reason: the lines after the first "file:line: Skipped" of the sub-test (a helper that
+  # skips may be called, and skip, again).
+  grab == 1 && NF > 0 && !/^\[/ && !/ Skipped$/ { reason = (reason == "" ? $0 : reason " " $0) }
+  / Skipped$/ { grab = (reason == "") }
   # The closing summary of GoogleTest lists the skipped sub-tests again: not counted twice.
   /^\[  SKIPPED \] [0-9]+ tests?, listed below:/ { listing = 1; next }
   listing && /^\[  SKIPPED \] / { next }
