@@ -40,27 +40,23 @@ inline uint64_t column_grain(uint64_t rows) {
 
 template <class T>
 void reduce_sum_by_row_ref(const T* x, uint64_t rows, uint64_t cols, T* out) {
-  parallel_ranges(rows, grain_for_work(cols, kRangeWork), [&](uint64_t begin, uint64_t end) {
-    for (uint64_t i = begin; i < end; ++i) {
-      Wide<T> acc = 0;
-      for (uint64_t j = 0; j < cols; ++j) acc += x[i * cols + j];
-      out[i] = static_cast<T>(acc);
-    }
+  parallel_items(rows, cols, kRangeWork, [&](uint64_t i) {
+    Wide<T> acc = 0;
+    for (uint64_t j = 0; j < cols; ++j) acc += x[i * cols + j];
+    out[i] = static_cast<T>(acc);
   });
 }
 
 template <class T>
 void reduce_max_by_row_ref(const T* x, uint64_t rows, uint64_t cols, T* out) {
   if (cols == 0) return zeros(out, rows);
-  parallel_ranges(rows, grain_for_work(cols, kRangeWork), [&](uint64_t begin, uint64_t end) {
-    for (uint64_t i = begin; i < end; ++i) {
-      auto best = max_key(x[i * cols]);
-      for (uint64_t j = 1; j < cols; ++j) {
-        const auto k = max_key(x[i * cols + j]);
-        if (k > best) best = k;
-      }
-      out[i] = max_value<T>(best);
+  parallel_items(rows, cols, kRangeWork, [&](uint64_t i) {
+    auto best = max_key(x[i * cols]);
+    for (uint64_t j = 1; j < cols; ++j) {
+      const auto k = max_key(x[i * cols + j]);
+      if (k > best) best = k;
     }
+    out[i] = max_value<T>(best);
   });
 }
 
