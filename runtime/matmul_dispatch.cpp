@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <atomic>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 
@@ -31,6 +33,22 @@ void with_cublas(bool tf32, Queue&& queue) {
 #endif
 }
 
+// The small-product kernel's switch (on unless TLRT_BMM_SMALL is "0"): -1 until the environment
+// is read.
+std::atomic<int> g_small_wanted{-1};
+
+bool small_wanted() {
+  int v = g_small_wanted.load(std::memory_order_acquire);
+  if (v < 0) {
+    const char* e = std::getenv("TLRT_BMM_SMALL");
+    v = (e != nullptr && std::strcmp(e, "0") == 0) ? 0 : 1;
+    int expected = -1;
+    g_small_wanted.compare_exchange_strong(expected, v);
+    v = g_small_wanted.load(std::memory_order_acquire);
+  }
+  return v == 1;
+}
+
 // The host's physical memory in bytes (0 when unknown).
 uint64_t host_memory_bytes() {
   const long pages = sysconf(_SC_PHYS_PAGES);
@@ -40,6 +58,14 @@ uint64_t host_memory_bytes() {
 }
 
 }  // namespace
+
+void set_bmm_small_kernel(bool enabled) {
+  g_small_wanted.store(enabled ? 1 : 0, std::memory_order_release);
+}
+
+bool bmm_small_kernel_on() {
+  return small_wanted();
+}
 
 void require_transpose_flags(uint32_t transpose_a, uint32_t transpose_b, const char* op) {
   if (transpose_a <= 1 && transpose_b <= 1) return;
@@ -70,6 +96,12 @@ std::unique_ptr<Buffer> bmm(const Buffer& a, const Buffer& b, uint64_t batch, ui
       },
       [&](auto as, CUstream_st* s) {
         using T = typename decltype(as)::type;
+#if TLRT_HAVE_CUDA
+        if (kernels::bmm_small_fits(shape) && small_wanted()) {
+          kernels::bmm_small_cuda(a.as<T>(), b.as<T>(), out->as<T>(), shape, s, op);
+          return;
+        }
+#endif
         // TF32 concerns float32 only; float64 products always run in the strict mode.
         const bool tf32 = sizeof(T) == 4 && setting_enabled(Setting::matmul_tf32);
         with_cublas(tf32, [&](cublasContext* handle) {

@@ -25,6 +25,13 @@ std::unique_ptr<Buffer> bmm(const Buffer& a, const Buffer& b, uint64_t batch, ui
                             uint64_t n, uint64_t p, bool transpose_a, bool transpose_b,
                             const char* op);
 
+// Products of at most kernels::kSmallProductWork multiply-adds run on tlrt's small-product kernel
+// (kernels/matmul/matmul_small.cu: one launch, no cuBLAS host path; strict in both dtypes) unless
+// TLRT_BMM_SMALL is "0" (read on first use) or it is switched off here; every other product, and
+// all of them when it is off, runs on cuBLAS.
+void set_bmm_small_kernel(bool enabled);
+bool bmm_small_kernel_on();
+
 // The checks of torchlean_dgemm_cuda on host arrays of a_size and b_size binary64 values:
 // "A size mismatch" (a_size != m*n), "B size mismatch" (b_size != n*p), and an output whose bytes
 // overflow or exceed the host's memory. Returns m*p, the elements of the result.

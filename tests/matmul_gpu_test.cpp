@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/matmul/matmul.h"
 #include "runtime/context.h"
 #include "runtime/cuda_libraries.h"
 #include "runtime/matmul_dispatch.h"
@@ -95,9 +96,16 @@ long double allowed(long double scale, uint64_t n) {
          2 * static_cast<long double>(n) * std::numeric_limits<T>::denorm_min();
 }
 
+const std::vector<Extents> kShapes = {
+    {1, 257, 511, 129}, {8, 64, 96, 33}, {3, 1, 4099, 1}, {1, 1, 1, 1}};
+// Within kernels::kSmallProductWork (the small-product kernel), at its edge and just past it.
+const std::vector<Extents> kSmallShapes = {{1, 16, 16, 16},    {2, 33, 17, 9},    {64, 8, 32, 8},
+                                           {1, 1, 1024, 1},    {1, 64, 64, 64},   {4, 64, 64, 64},
+                                           {5, 64, 64, 64},    {1024, 1, 1, 1},   {3, 7, 1, 5},
+                                           {1, 1, 1048576, 1}, {1, 1, 1048577, 1}};
+
 template <class T>
-void compare_with_reference() {
-  const Extents shapes[] = {{1, 257, 511, 129}, {8, 64, 96, 33}, {3, 1, 4099, 1}, {1, 1, 1, 1}};
+void compare_with_reference(const std::vector<Extents>& shapes = kShapes) {
   uint64_t key = sizeof(T);
   for (const Extents& e : shapes) {
     for (int flags = 0; flags < 4; ++flags) {
@@ -132,6 +140,61 @@ TEST_F(MatmulGpu, BmmWithinTheBoundOfTheReferenceFloat32) {
 }
 TEST_F(MatmulGpu, BmmWithinTheBoundOfTheReferenceFloat64) {
   compare_with_reference<double>();
+}
+
+// The small-product kernel (on by default) and cuBLAS on the same small shapes, every tA/tB.
+TEST_F(MatmulGpu, SmallProductsWithinTheBoundOnBothPaths) {
+  ASSERT_TRUE(tlrt::bmm_small_kernel_on()) << "the small-product kernel is on by default";
+  EXPECT_TRUE(tlrt::kernels::bmm_small_fits({4, 64, 64, 64, false, false}));
+  EXPECT_FALSE(tlrt::kernels::bmm_small_fits({5, 64, 64, 64, false, false}));
+  EXPECT_TRUE(tlrt::kernels::bmm_small_fits({1, 1, 1048576, 1, false, false}));
+  EXPECT_FALSE(tlrt::kernels::bmm_small_fits({1, 1, 1048577, 1, false, false}));
+  EXPECT_FALSE(
+      tlrt::kernels::bmm_small_fits({uint64_t{1} << 40, uint64_t{1} << 40, 1, 1, false, false}));
+  compare_with_reference<float>(kSmallShapes);
+  compare_with_reference<double>(kSmallShapes);
+  tlrt::set_bmm_small_kernel(false);
+  compare_with_reference<float>(kSmallShapes);
+  compare_with_reference<double>(kSmallShapes);
+  tlrt::set_bmm_small_kernel(true);
+}
+
+// The small kernel: n = 0 gives +0, NaN and infinities propagate as in any inner product, ten runs
+// give identical bits.
+TEST_F(MatmulGpu, SmallProductsEdgeValuesAndRepeatability) {
+  auto a0 = upload<float>(Backend::cuda, std::vector<float>{});
+  auto out = download<float>(*tlrt::bmm(*a0, *a0, 2, 3, 0, 4, false, false, "test"));
+  ASSERT_EQ(out.size(), 24u);
+  for (float v : out) EXPECT_TRUE(v == 0.0f && !std::signbit(v));
+  const float inf = std::numeric_limits<float>::infinity();
+  // A' = [[1, nan], [inf, 1]], B' = I: C = [[nan, nan], [inf, nan]] (inf * 0 = nan), as the
+  // reference gives.
+  auto a = upload<float>(Backend::cuda, std::vector<float>{1, NAN, inf, 1});
+  auto id = upload<float>(Backend::cuda, std::vector<float>{1, 0, 0, 1});
+  const std::vector<float> c = download<float>(*tlrt::bmm(*a, *id, 1, 2, 2, 2, false, false, "t"));
+  const std::vector<float> r = download<float>(
+      *tlrt::bmm(*upload<float>(Backend::reference, std::vector<float>{1, NAN, inf, 1}),
+                 *upload<float>(Backend::reference, std::vector<float>{1, 0, 0, 1}), 1, 2, 2, 2,
+                 false, false, "t"));
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_EQ(std::isnan(c[i]), std::isnan(r[i])) << i;
+    if (!std::isnan(r[i])) {
+      EXPECT_EQ(c[i], r[i]) << i;
+    }
+  }
+  const Extents e{8, 32, 48, 16};
+  for (int flags = 0; flags < 4; ++flags) {
+    const bool ta = flags & 1, tb = flags & 2;
+    auto da = upload<float>(Backend::cuda, random_values<float>(e.batch * e.m * e.n, 5 + flags));
+    auto db = upload<float>(Backend::cuda, random_values<float>(e.batch * e.n * e.p, 9 + flags));
+    const std::vector<float> first =
+        download<float>(*tlrt::bmm(*da, *db, e.batch, e.m, e.n, e.p, ta, tb, "test"));
+    for (int run = 1; run < 10; ++run) {
+      EXPECT_EQ(download<float>(*tlrt::bmm(*da, *db, e.batch, e.m, e.n, e.p, ta, tb, "test")),
+                first)
+          << run << " tA " << ta << " tB " << tb;
+    }
+  }
 }
 
 template <class T>

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 
 struct CUstream_st;
 struct cublasContext;
@@ -37,5 +38,24 @@ void bmm_ref(const T* a, const T* b, T* c, const MatmulShape& shape);
 template <class T>
 void bmm_cuda(const T* a, const T* b, T* c, const MatmulShape& shape, cublasContext* handle,
               CUstream_st* stream, const char* op);
+
+// Products small enough for bmm_small_cuda: at most kSmallProductWork multiply-adds in all
+// (batch * m * n * p; n = 0 counts as 1). Such a call is dominated by its host cost, which the
+// small kernel keeps at one launch.
+constexpr uint64_t kSmallProductWork = uint64_t{1} << 20;
+inline bool bmm_small_fits(const MatmulShape& s) {
+  uint64_t work = 1;
+  for (uint64_t e : {s.batch, s.m, s.n == 0 ? uint64_t{1} : s.n, s.p}) {
+    if (e > kSmallProductWork || work * e > kSmallProductWork) return false;
+    work *= e;
+  }
+  return true;
+}
+
+// CUDA backend without cuBLAS, for bmm_small_fits shapes: a thread per output, the inner product
+// in k order with fused multiply-adds (n = 0 writes +0). Asynchronous on `stream`.
+template <class T>
+void bmm_small_cuda(const T* a, const T* b, T* c, const MatmulShape& shape, CUstream_st* stream,
+                    const char* op);
 
 }  // namespace tlrt::kernels
