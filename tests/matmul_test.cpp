@@ -209,9 +209,10 @@ TEST_F(Matmul, OwnershipFreshResultAndBorrowedOperands) {
 }
 
 // 1 + 2^-20 has more significand bits than TF32 keeps: a strict float32 product of it with 1,
-// summed 16 times, is exact (16 + 2^-16); TF32 would give 16.
+// summed 16 times, is exact (16 + 2^-16); TF32 would give 16. 2^21 multiply-adds: past the
+// small-product kernel, so that the CUDA pass runs on cuBLAS.
 TEST_F(Matmul, Float32IsStrictByDefaultAndTf32SettingRoundTrips) {
-  constexpr uint32_t m = 256, n = 16, p = 256;
+  constexpr uint32_t m = 512, n = 16, p = 256;
   const float x = 1.0f + std::ldexp(1.0f, -20);
   Obj a = make_buffer<float>(std::vector<float>(m * n, x));
   Obj b = make_buffer<float>(std::vector<float>(n * p, 1.0f));
