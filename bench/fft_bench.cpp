@@ -21,6 +21,7 @@
 #include "aten_bench.h"
 #include "bench_group.h"
 #include "bench_harness.h"
+#include "kernels/fft/irfft_pow2.h"
 #include "kernels/random/random.h"
 #include "runtime/caching_allocator.h"
 #include "runtime/context.h"
@@ -87,7 +88,13 @@ void add_rows(Harness& h, Which which, uint64_t batch, uint64_t n) {
   r.note = "plan creations " + std::to_string(after.creates - before.creates) +
            ", driver allocations " + std::to_string(after.driver_allocs - before.driver_allocs) +
            " over the timed calls";
-  if (!forward) {
+  const bool pow2 =
+      !forward && tlrt::fft_pow2_inverse_on() && tlrt::kernels::irfft_pow2_supported(n);
+  if (pow2) {
+    r.note +=
+        "; tlrt's power-of-two inverse kernel: the spectrum read once, the reals written "
+        "once, no cuFFT";
+  } else if (!forward) {
     // The chunking the copy pass used (TLRT_FFT_CHUNK_BYTES, docs/NUMERICS.md "FFT").
     const tlrt::IrfftChunking c = tlrt::irfft1d_chunking(f64, batch, n);
     r.note += "; spectrum copy with endpoint fix-up and 1/n fused, then C2R, ";
@@ -105,6 +112,33 @@ void add_rows(Harness& h, Which which, uint64_t batch, uint64_t n) {
   r.aten_us = std::max(
       0.0, aten::median_us(h, op_of(which), f64 ? 1 : 0, inputs, 1, scalars, in_count, 20));
   h.add(r);
+
+  // The rows below time cuFFT's paths: the power-of-two kernel is off until the function returns.
+  struct Pow2Off {
+    bool before = tlrt::fft_pow2_inverse_on();
+    Pow2Off() { tlrt::set_fft_pow2_inverse(false); }
+    ~Pow2Off() { tlrt::set_fft_pow2_inverse(before); }
+  } pow2_off;
+  if (pow2) {
+    call();  // the C2R plan created and cached
+    cudaStreamSynchronize(h.stream());
+    const Counts c_before = Counts::read();
+    const double c_us = h.device_median_us([&](CUstream_st*) { call(); });
+    cudaStreamSynchronize(h.stream());
+    const Counts c_after = Counts::read();
+    Row c;
+    c.group = "fft";
+    c.name = std::string(op_of(which)) + " [cuFFT copy pass] " + size_text;
+    c.median_us = c_us;
+    c.bytes = bytes;
+    c.size = in_count;
+    c.note =
+        "TLRT_FFT_POW2_INVERSE=0: spectrum copy with endpoint fix-up and 1/n fused, then C2R; "
+        "plan creations " +
+        std::to_string(c_after.creates - c_before.creates) + ", driver allocations " +
+        std::to_string(c_after.driver_allocs - c_before.driver_allocs);
+    h.add(c);
+  }
 
   // The copy pass in one piece beside the chunked default, where the default chunks; for the
   // normalized inverse also under other chunk sizes (rows "[chunks N KiB]"), to choose the default.
