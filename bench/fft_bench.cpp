@@ -94,7 +94,7 @@ void add_rows(Harness& h, Which which, uint64_t batch, uint64_t n) {
   };
   Row r = timed_row("");
   const bool pow2 =
-      !forward && tlrt::fft_pow2_inverse_on() && tlrt::kernels::irfft_pow2_supported(n);
+      !forward && tlrt::fft_pow2_inverse_on() && tlrt::kernels::irfft_pow2_supported(n, sizeof(T));
   if (pow2) {
     r.note +=
         "; tlrt's power-of-two inverse kernel: the spectrum read once, the reals written "

@@ -341,7 +341,7 @@ std::unique_ptr<Buffer> irfft1d_packed(const Buffer& spec, uint64_t batch, uint6
           kernels::irfft_length1_cuda(spec.as<T>(), batch, normalize, scale, out->as<T>(), s, op);
           return;
         }
-        if (kernels::irfft_pow2_supported(n) && pow2_wanted()) {
+        if (kernels::irfft_pow2_supported(n, sizeof(T)) && pow2_wanted()) {
           kernels::irfft_pow2_cuda(spec.as<T>(), batch, n, normalize, scale, out->as<T>(), s, op);
           return;
         }

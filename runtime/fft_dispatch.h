@@ -25,10 +25,11 @@ void set_fft_load_callbacks(bool enabled);
 // first use); *why (when given) says why not.
 bool fft_load_callbacks_active(bool f64, std::string* why);
 
-// The CUDA inverse of power-of-two lengths kernels::kPow2InverseMin..kPow2InverseMax as one kernel
-// of tlrt's own (kernels/fft/irfft_pow2.h: one read of the spectrum, one write of the reals, no
-// cuFFT plan). On unless TLRT_FFT_POW2_INVERSE is "0" (read on first use) or it is switched off
-// here; other lengths, and all lengths when it is off, take cuFFT.
+// The CUDA inverse of power-of-two lengths 256..8192 (4096 in float64;
+// kernels::irfft_pow2_supported) as one kernel of tlrt's own (kernels/fft/irfft_pow2.h: one read of
+// the spectrum, one write of the reals, no cuFFT plan). On unless TLRT_FFT_POW2_INVERSE is "0"
+// (read on first use) or it is switched off here; other lengths, and all lengths when it is off,
+// take cuFFT.
 void set_fft_pow2_inverse(bool enabled);
 bool fft_pow2_inverse_on();
 

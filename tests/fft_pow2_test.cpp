@@ -123,12 +123,14 @@ TEST(FftPow2, EndpointImaginaryPartsIgnored) {
 }
 
 TEST(FftPow2, SupportedLengths) {
-  EXPECT_FALSE(tlrt::kernels::irfft_pow2_supported(128));
-  EXPECT_TRUE(tlrt::kernels::irfft_pow2_supported(256));
-  EXPECT_TRUE(tlrt::kernels::irfft_pow2_supported(8192));
-  EXPECT_FALSE(tlrt::kernels::irfft_pow2_supported(16384));
-  EXPECT_FALSE(tlrt::kernels::irfft_pow2_supported(1000));
-  EXPECT_FALSE(tlrt::kernels::irfft_pow2_supported(0));
+  EXPECT_FALSE(tlrt::kernels::irfft_pow2_supported(128, 4));
+  EXPECT_TRUE(tlrt::kernels::irfft_pow2_supported(256, 4));
+  EXPECT_TRUE(tlrt::kernels::irfft_pow2_supported(8192, 4));
+  EXPECT_TRUE(tlrt::kernels::irfft_pow2_supported(4096, 8));
+  EXPECT_FALSE(tlrt::kernels::irfft_pow2_supported(8192, 8));
+  EXPECT_FALSE(tlrt::kernels::irfft_pow2_supported(16384, 4));
+  EXPECT_FALSE(tlrt::kernels::irfft_pow2_supported(1000, 4));
+  EXPECT_FALSE(tlrt::kernels::irfft_pow2_supported(0, 4));
 }
 
 }  // namespace

@@ -96,6 +96,10 @@ void launch_pow2(const T* spec, uint64_t batch, bool scaled, T scale, T* out, cu
 template <class T>
 void irfft_pow2_cuda(const T* spec, uint64_t batch, uint64_t n, bool scaled, T scale, T* out,
                      CUstream_st* stream, const char* op) {
+  if (!irfft_pow2_supported(n, sizeof(T))) {
+    fail(ErrorKind::invalid_argument, op,
+         "irfft_pow2_cuda: length " + std::to_string(n) + " is not a supported power of two");
+  }
   if (batch == 0) return;
   switch (n) {
     case 256:
@@ -108,11 +112,9 @@ void irfft_pow2_cuda(const T* spec, uint64_t batch, uint64_t n, bool scaled, T s
       return launch_pow2<T, 10>(spec, batch, scaled, scale, out, stream, op);
     case 4096:
       return launch_pow2<T, 11>(spec, batch, scaled, scale, out, stream, op);
-    case 8192:
-      return launch_pow2<T, 12>(spec, batch, scaled, scale, out, stream, op);
-    default:
-      fail(ErrorKind::invalid_argument, op,
-           "irfft_pow2_cuda: length " + std::to_string(n) + " is not a supported power of two");
+    default:  // 8192, float32 only (irfft_pow2_supported)
+      if constexpr (sizeof(T) == 4) launch_pow2<T, 12>(spec, batch, scaled, scale, out, stream, op);
+      return;
   }
 }
 

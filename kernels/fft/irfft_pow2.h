@@ -1,5 +1,6 @@
-// The inverse real FFT of one power-of-two length n (kPow2InverseMin <= n <= kPow2InverseMax) in
-// one kernel, without cuFFT: a block reads a packed spectrum row once and writes its n reals once.
+// The inverse real FFT of one power-of-two length n (irfft_pow2_supported: 256 <= n <= 8192, 4096
+// for float64) in one kernel, without cuFFT: a block reads a packed spectrum row once and writes
+// its n reals once.
 //
 // For even n and h = n/2, the reals x of the Hermitian inverse of X (bins 0..h) satisfy
 // x_2j + i x_2j+1 = sum_k Z_k e^{2 pi i j k / h}, k = 0..h-1, with
@@ -25,8 +26,13 @@ namespace tlrt::kernels {
 constexpr uint64_t kPow2InverseMin = 256;
 constexpr uint64_t kPow2InverseMax = 8192;
 
-inline bool irfft_pow2_supported(uint64_t n) {
-  return n >= kPow2InverseMin && n <= kPow2InverseMax && (n & (n - 1)) == 0;
+// A block holds the twiddle table and the row, n complex values in all; at most 64 KiB of them, so
+// that at least three blocks share an SM (float64 stops at n = 4096).
+constexpr uint64_t kPow2InverseSharedBytes = uint64_t{64} << 10;
+
+inline bool irfft_pow2_supported(uint64_t n, uint64_t element_bytes) {
+  return n >= kPow2InverseMin && n <= kPow2InverseMax && (n & (n - 1)) == 0 &&
+         n * 2 * element_bytes <= kPow2InverseSharedBytes;
 }
 
 template <class T>
@@ -108,8 +114,8 @@ TLRT_HOST_DEVICE void stockham_butterfly(Cplx<T> (&v)[R], const Cplx<T>* table, 
   }
 }
 
-// CUDA backend: out[b, 0..n) from the packed rows spec[b, 0..n/2]; irfft_pow2_supported(n).
-// scale multiplies every Z_k when scaled (fl(1/n) for the normalized inverse).
+// CUDA backend: out[b, 0..n) from the packed rows spec[b, 0..n/2]; irfft_pow2_supported(n,
+// sizeof(T)). scale multiplies every Z_k when scaled (fl(1/n) for the normalized inverse).
 template <class T>
 void irfft_pow2_cuda(const T* spec, uint64_t batch, uint64_t n, bool scaled, T scale, T* out,
                      CUstream_st* stream, const char* op);
