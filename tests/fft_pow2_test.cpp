@@ -30,13 +30,34 @@ std::vector<Cplx<T>> twiddle_table(uint64_t h) {
   return table;
 }
 
+// The passes' own twiddle tables, laid out as the kernel builds them (pass_twiddle_offset).
+template <class T>
+std::vector<Cplx<T>> pass_tables(const std::vector<Cplx<T>>& table, uint64_t h, int log_h) {
+  std::vector<Cplx<T>> tw(tlrt::kernels::pass_twiddle_offset(log_h, log_h));
+  int l = log_h % 2;
+  if (l == 1) tw[0] = table[0];
+  for (; l < log_h; l += 2) {
+    const uint64_t ns = uint64_t{1} << l, offset = tlrt::kernels::pass_twiddle_offset(log_h, l);
+    for (uint64_t e = 0; e < 3 * ns; ++e) {
+      tw[offset + e] = tlrt::kernels::stockham_twiddle(table.data(), h, ns, 4, e % ns, e / ns + 1);
+    }
+  }
+  return tw;
+}
+
+// One pass as the kernel runs it: twiddles from the pass's own table (none when ns = 1), then
+// the butterfly, outputs to the Stockham positions.
 template <class T, int R>
-void pass(std::vector<Cplx<T>>& data, const std::vector<Cplx<T>>& table, uint64_t h, uint64_t ns) {
+void pass(std::vector<Cplx<T>>& data, const Cplx<T>* tw, uint64_t h, uint64_t ns) {
   const std::vector<Cplx<T>> in = data;
   for (uint64_t j = 0; j < h / R; ++j) {
     Cplx<T> v[R];
     for (int r = 0; r < R; ++r) v[r] = in[j + r * (h / R)];
-    tlrt::kernels::stockham_butterfly<T, R>(v, table.data(), h, ns, j);
+    const uint64_t m = j & (ns - 1);
+    if (ns > 1) {
+      for (int r = 1; r < R; ++r) v[r] = tlrt::kernels::cmul(v[r], tw[(r - 1) * ns + m]);
+    }
+    tlrt::kernels::radix_butterfly<T, R>(v);
     const uint64_t o = tlrt::kernels::stockham_out(j, ns, R);
     for (int r = 0; r < R; ++r) data[o + r * ns] = v[r];
   }
@@ -48,19 +69,29 @@ std::vector<T> host_model(const std::vector<T>& spec, uint64_t batch, uint64_t n
   const uint64_t h = n / 2;
   const T scale = tlrt::kernels::fft_inverse_scale<T>(n);
   const std::vector<Cplx<T>> table = twiddle_table<T>(h);
+  const int log_h = 63 - __builtin_clzll(h);
+  const std::vector<Cplx<T>> tw = pass_tables(table, h, log_h);
   std::vector<T> out(batch * n);
   for (uint64_t b = 0; b < batch; ++b) {
     const Cplx<T>* row = reinterpret_cast<const Cplx<T>*>(spec.data()) + b * (h + 1);
     std::vector<Cplx<T>> data(h);
-    for (uint64_t k = 0; k < h; ++k) {
-      data[k] = tlrt::kernels::half_input(row, h, k, table[k], scaled, scale);
+    for (uint64_t p = 0; p <= h / 2; ++p) {  // the pair X_p, X_{h-p} gives Z_p and Z_{h-p}
+      data[p] =
+          tlrt::kernels::half_input_values(row[p], row[h - p], p == 0, table[p], scaled, scale);
+      if (p != 0 && p != h / 2) {
+        data[h - p] = tlrt::kernels::half_input_values(row[h - p], row[p], false, table[h - p],
+                                                       scaled, scale);
+      }
     }
-    uint64_t ns = 1;
-    if ((63 - __builtin_clzll(h)) % 2 == 1) {
-      pass<T, 2>(data, table, h, ns);
-      ns *= 2;
+    int l = 0;
+    if (log_h % 2 == 1) {
+      pass<T, 2>(data, tw.data(), h, 1);
+      l = 1;
     }
-    for (; ns < h; ns *= 4) pass<T, 4>(data, table, h, ns);
+    for (; l < log_h; l += 2) {
+      pass<T, 4>(data, tw.data() + tlrt::kernels::pass_twiddle_offset(log_h, l), h,
+                 uint64_t{1} << l);
+    }
     for (uint64_t j = 0; j < h; ++j) {
       out[b * n + 2 * j] = data[j].re;
       out[b * n + 2 * j + 1] = data[j].im;

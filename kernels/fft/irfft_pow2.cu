@@ -1,9 +1,10 @@
 // The one-kernel inverse real FFT of power-of-two lengths (kernels/fft/irfft_pow2.h): a block per
-// row at a time, its threads over the row's butterflies. Per row: Z_k formed from the packed row
-// (one read of the spectrum) into shared memory, the Stockham passes in place (each butterfly's
-// inputs held in registers between two barriers), the last pass written straight to the row's n
-// reals. The twiddle table is built once per block; the grid is one wave of resident blocks
-// striding over the rows.
+// row at a time, its threads over the row's butterflies. Per row: Z_k and Z_{h-k} formed from the
+// pair X_k, X_{h-k} of the packed row (one read of the spectrum, fetched into registers while the
+// previous row's passes run) into shared memory, the Stockham passes in place (each butterfly's
+// inputs held in registers between two barriers; the pass geometry is a compile-time constant),
+// the last pass written straight to the row's n reals. The twiddle tables are built once per
+// block; the grid is one wave of resident blocks striding over the rows.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -14,67 +15,148 @@
 namespace tlrt::kernels {
 namespace {
 
-// Threads of a block: one per radix-4 butterfly up to 256.
+// Threads of a block: one per radix-4 butterfly up to h = 1024, then h / 8 (two butterflies a
+// thread and pass, and about five spectrum pairs a thread to hold a row ahead).
 template <int kLogH>
-constexpr int kPow2Threads = (1 << kLogH) / 4 < 256 ? (1 << kLogH) / 4 : 256;
+constexpr int kPow2Threads = kLogH <= 10 ? (1 << kLogH) / 4 : (1 << kLogH) / 8;
 
-// One Stockham pass (sub-transform size ns, radix R) of the block's row in `data`; the last pass
-// writes `dst` (the row's reals as h complex values) instead of `data`.
-template <class T, int kLogH, int R, bool kLast>
-__device__ __forceinline__ void pow2_pass(Cplx<T>* data, const Cplx<T>* table, uint64_t ns,
+// Position of row entry i in shared memory: one padding entry after every 128 bytes, so that the
+// strided writes of the early passes fall into different banks.
+template <class T>
+__device__ __forceinline__ uint32_t padded(uint32_t i) {
+  constexpr int kShift = sizeof(T) == 4 ? 4 : 3;  // 16 float or 8 double complex values a row
+  return i + (i >> kShift);
+}
+
+// One Stockham pass (sub-transform size 2^kLogNs, radix R) of the block's row in `data`, with
+// the pass's twiddles from `tw` (its own table); the last pass writes `dst` (the row's reals as
+// h complex values) instead of `data`.
+template <class T, int kLogH, int R, int kLogNs, bool kLast>
+__device__ __forceinline__ void pow2_pass(Cplx<T>* data, const Cplx<T>* tw,
                                           Cplx<T>* __restrict__ dst) {
-  constexpr uint64_t h = uint64_t{1} << kLogH;
+  constexpr uint32_t h = uint32_t{1} << kLogH, ns = uint32_t{1} << kLogNs, quarter = h / R;
   constexpr int kThreads = kPow2Threads<kLogH>;
-  constexpr int kPer = static_cast<int>(h / R) / kThreads;
+  constexpr int kPer = static_cast<int>(quarter) / kThreads;
+  static_assert(kPer >= 1 && kPer * kThreads == static_cast<int>(quarter), "pass geometry");
   Cplx<T> v[kPer][R];
 #pragma unroll
   for (int b = 0; b < kPer; ++b) {
-    const uint64_t j = threadIdx.x + uint64_t{kThreads} * b;
+    const uint32_t j = threadIdx.x + uint32_t{kThreads} * b;
 #pragma unroll
-    for (int r = 0; r < R; ++r) v[b][r] = data[j + r * (h / R)];
+    for (int r = 0; r < R; ++r) v[b][r] = data[padded<T>(j + r * quarter)];
   }
   __syncthreads();
-  Cplx<T>* to = kLast ? dst : data;
 #pragma unroll
   for (int b = 0; b < kPer; ++b) {
-    const uint64_t j = threadIdx.x + uint64_t{kThreads} * b;
-    stockham_butterfly<T, R>(v[b], table, h, ns, j);
-    const uint64_t o = stockham_out(j, ns, R);
+    const uint32_t j = threadIdx.x + uint32_t{kThreads} * b;
+    const uint32_t m = j & (ns - 1);
+    if constexpr (ns > 1) {
 #pragma unroll
-    for (int r = 0; r < R; ++r) to[o + r * ns] = v[b][r];
+      for (int r = 1; r < R; ++r) v[b][r] = cmul(v[b][r], tw[(r - 1) * ns + m]);
+    }
+    radix_butterfly<T, R>(v[b]);
+    const uint32_t o = (j - m) * R + m;
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+      if constexpr (kLast) {
+        dst[o + r * ns] = v[b][r];
+      } else {
+        data[padded<T>(o + r * ns)] = v[b][r];
+      }
+    }
   }
-  if (!kLast) __syncthreads();
+  if constexpr (!kLast) __syncthreads();
 }
 
+// The radix-4 passes from sub-transform size 2^kLogNs on.
+template <class T, int kLogH, int kLogNs>
+__device__ __forceinline__ void radix4_passes(Cplx<T>* data, const Cplx<T>* tw,
+                                              Cplx<T>* __restrict__ dst) {
+  constexpr bool kLast = kLogNs + 2 == kLogH;
+  pow2_pass<T, kLogH, 4, kLogNs, kLast>(data, tw + pass_twiddle_offset(kLogH, kLogNs), dst);
+  if constexpr (!kLast) radix4_passes<T, kLogH, kLogNs + 2>(data, tw, dst);
+}
+
+// Blocks an SM the registers must allow: as many as the shared memory admits (a block's is at most
+// kPow2InverseSharedBytes, so at least two), up to three.
 template <class T, int kLogH>
-__global__ void __launch_bounds__(kPow2Threads<kLogH>)
+constexpr int kPow2MinBlocks = static_cast<int>(std::min<uint64_t>(
+    3, (uint64_t{227} << 10) / irfft_pow2_shared_bytes(uint64_t{2} << kLogH, sizeof(T))));
+
+template <class T, int kLogH>
+__global__ void __launch_bounds__(kPow2Threads<kLogH>, kPow2MinBlocks<T, kLogH>)
     irfft_pow2_kernel(const T* __restrict__ spec, uint64_t batch, bool scaled, T scale,
                       T* __restrict__ out) {
-  constexpr uint64_t h = uint64_t{1} << kLogH;
+  constexpr uint32_t h = uint32_t{1} << kLogH;
   constexpr int kThreads = kPow2Threads<kLogH>;
+  constexpr uint32_t kPairs = h / 2 + 1;  // k = 0 .. h/2, each with h - k
+  constexpr int kPairsPer = static_cast<int>((kPairs + kThreads - 1) / kThreads);
   extern __shared__ unsigned char pow2_smem[];
-  Cplx<T>* table = reinterpret_cast<Cplx<T>*>(pow2_smem);
-  Cplx<T>* data = table + h;
-  for (uint64_t k = threadIdx.x; k < h; k += kThreads) {
+  Cplx<T>* table = reinterpret_cast<Cplx<T>*>(pow2_smem);  // e^{pi i k / h}, k < h
+  Cplx<T>* tw = table + h;                                 // the passes' own tables
+  Cplx<T>* data = tw + pass_twiddle_offset(kLogH, kLogH);  // the row, padded
+  for (uint32_t k = threadIdx.x; k < h; k += kThreads) {
     double s = 0, c = 0;
     sincospi(static_cast<double>(k) / static_cast<double>(h), &s, &c);
     table[k] = {static_cast<T>(c), static_cast<T>(s)};
   }
   __syncthreads();
-  for (uint64_t row = blockIdx.x; row < batch; row += gridDim.x) {
+  {
+    uint32_t offset = 0;
+    int l = 0;
+    if (kLogH % 2 == 1) {
+      if (threadIdx.x == 0) tw[0] = table[0];
+      offset = 1;
+      l = 1;
+    }
+    for (; l < kLogH; l += 2) {
+      const uint32_t ns = uint32_t{1} << l;
+      for (uint32_t e = threadIdx.x; e < 3 * ns; e += kThreads) {
+        tw[offset + e] = stockham_twiddle(table, h, ns, 4, e % ns, e / ns + 1);
+      }
+      offset += 3 * ns;
+    }
+  }
+  // The raw pairs (X_p, X_{h-p}) of this thread's p = threadIdx.x + kThreads i, fetched a row ahead
+  // while the passes run.
+  Cplx<T> xa[kPairsPer], xc[kPairsPer];
+  auto fetch = [&](uint64_t row) {
     const Cplx<T>* x = reinterpret_cast<const Cplx<T>*>(spec) + row * (h + 1);
-    Cplx<T>* y = reinterpret_cast<Cplx<T>*>(out) + row * h;
-    for (uint64_t k = threadIdx.x; k < h; k += kThreads) {
-      data[k] = half_input(x, h, k, table[k], scaled, scale);
+#pragma unroll
+    for (int i = 0; i < kPairsPer; ++i) {
+      const uint32_t p = threadIdx.x + uint32_t{kThreads} * i;
+      if (p < kPairs) {
+        xa[i] = x[p];
+        xc[i] = x[h - p];
+      }
+    }
+  };
+  uint64_t row = blockIdx.x;
+  if (row < batch) fetch(row);
+  __syncthreads();  // the twiddle tables
+  for (; row < batch; row += gridDim.x) {
+#pragma unroll
+    for (int i = 0; i < kPairsPer; ++i) {
+      const uint32_t p = threadIdx.x + uint32_t{kThreads} * i;
+      if (p < kPairs) {
+        data[padded<T>(p)] = half_input_values(xa[i], xc[i], p == 0, table[p], scaled, scale);
+        if (p != 0 && p != h / 2) {
+          data[padded<T>(h - p)] =
+              half_input_values(xc[i], xa[i], false, table[h - p], scaled, scale);
+        }
+      }
     }
     __syncthreads();
-    uint64_t ns = 1;
+    if (row + gridDim.x < batch) fetch(row + gridDim.x);
+    Cplx<T>* y = reinterpret_cast<Cplx<T>*>(out) + row * h;
     if constexpr (kLogH % 2 == 1) {
-      pow2_pass<T, kLogH, 2, false>(data, table, ns, y);
-      ns *= 2;
+      pow2_pass<T, kLogH, 2, 0, false>(data, tw, y);
+      radix4_passes<T, kLogH, 1>(data, tw, y);
+    } else {
+      radix4_passes<T, kLogH, 0>(data, tw, y);
     }
-    for (; ns * 4 < h; ns *= 4) pow2_pass<T, kLogH, 4, false>(data, table, ns, y);
-    pow2_pass<T, kLogH, 4, true>(data, table, ns, y);
+    // The last pass read the row before its barrier and wrote only to global memory, so the next
+    // row may be formed in `data` at once.
   }
 }
 
@@ -82,7 +164,7 @@ template <class T, int kLogH>
 void launch_pow2(const T* spec, uint64_t batch, bool scaled, T scale, T* out, cudaStream_t stream,
                  const char* op) {
   constexpr int kThreads = kPow2Threads<kLogH>;
-  constexpr size_t bytes = 2 * (size_t{1} << kLogH) * sizeof(Cplx<T>);
+  const size_t bytes = irfft_pow2_shared_bytes(uint64_t{2} << kLogH, sizeof(T));
   const int per_sm = resident_blocks_per_sm<irfft_pow2_kernel<T, kLogH>>(kThreads, bytes, op);
   const uint64_t wave = uint64_t{current_sm_count(op)} * static_cast<uint64_t>(per_sm);
   const uint64_t blocks = std::min(batch, wave);

@@ -10,8 +10,9 @@
 // complex inverse runs as Stockham passes in shared memory, one radix-2 pass when log2 h is odd,
 // then radix-4 passes: the pass with sub-transform size ns takes butterfly j (0 <= j < h/R) from
 // positions j + r h/R, multiplies input r by e^{2 pi i (j mod ns) r / (ns R)} and writes output r
-// to (j - j mod ns) R + j mod ns + r ns. Twiddles come from one table of e^{pi i k / h}, 0 <= k <
-// h, built per block in binary64 and rounded once to the dtype. The helpers below are the kernel's
+// to (j - j mod ns) R + j mod ns + r ns. Twiddles are the values of one table of e^{pi i k / h},
+// 0 <= k < h, built per block in binary64 and rounded once to the dtype (each pass reads its own
+// copy of the entries it needs, pass_twiddle_offset). The helpers below are the kernel's
 // arithmetic, shared with the host model of tests/fft_pow2_test.cpp.
 #pragma once
 
@@ -26,13 +27,41 @@ namespace tlrt::kernels {
 constexpr uint64_t kPow2InverseMin = 256;
 constexpr uint64_t kPow2InverseMax = 8192;
 
-// A block holds the twiddle table and the row, n complex values in all; at most 64 KiB of them, so
-// that at least three blocks share an SM (float64 stops at n = 4096).
-constexpr uint64_t kPow2InverseSharedBytes = uint64_t{64} << 10;
+// The Stockham passes of a length-h transform, h = 2^log_h: one radix-2 pass (sub-transform size
+// ns = 1) when log_h is odd, then radix-4 passes with ns = 2^l, l = log_h % 2, log_h % 2 + 2, ...
+// A block keeps the twiddles of pass (ns, R) in a table of its own, (R - 1) ns entries, entry
+// (r - 1) ns + m holding e^{2 pi i m r / (ns R)}: consecutive butterflies read consecutive entries.
+// This is the offset of the pass with sub-transform size 2^log_ns in the concatenation of those
+// tables, in pass order; pass_twiddle_offset(log_h, log_h) is the length of the whole.
+TLRT_HOST_DEVICE constexpr uint32_t pass_twiddle_offset(int log_h, int log_ns) {
+  uint32_t offset = 0;
+  int l = 0;
+  if (log_h % 2 == 1) {
+    if (log_ns == 0) return 0;
+    offset = 1;
+    l = 1;
+  }
+  for (; l < log_ns; l += 2) offset += uint32_t{3} << l;
+  return offset;
+}
 
-inline bool irfft_pow2_supported(uint64_t n, uint64_t element_bytes) {
+// Shared memory of a block for a length-n inverse: the table of e^{pi i k / h} (h entries), the
+// passes' twiddle tables and the row of h complex values with one padding entry per 128 bytes
+// (so that the strided writes of the early passes spread over the banks).
+constexpr uint64_t irfft_pow2_shared_bytes(uint64_t n, uint64_t element_bytes) {
+  const uint64_t h = n / 2, cplx = 2 * element_bytes;
+  int log_h = 0;
+  while ((uint64_t{1} << log_h) < h) ++log_h;
+  return (h + pass_twiddle_offset(log_h, log_h) + h + h * cplx / 128) * cplx;
+}
+
+// At most 112 KiB of shared memory a block, so that two blocks share an SM (float64 stops at
+// n = 4096).
+constexpr uint64_t kPow2InverseSharedBytes = uint64_t{112} << 10;
+
+constexpr bool irfft_pow2_supported(uint64_t n, uint64_t element_bytes) {
   return n >= kPow2InverseMin && n <= kPow2InverseMax && (n & (n - 1)) == 0 &&
-         n * 2 * element_bytes <= kPow2InverseSharedBytes;
+         irfft_pow2_shared_bytes(n, element_bytes) <= kPow2InverseSharedBytes;
 }
 
 template <class T>
@@ -67,13 +96,12 @@ TLRT_HOST_DEVICE Cplx<T> root_of_half(const Cplx<T>* table, uint64_t h, uint64_t
   return {-w.re, -w.im};
 }
 
-// Z_k from the packed row (bins 0..h) and w^k = table[k]; times `scale` when scaled.
+// Z_k from a = X_k, c = X_{h-k} and w^k (first: k == 0, whose endpoint imaginary parts are taken
+// as 0); times `scale` when scaled. Z_{h-k} is the same with a and c exchanged and w^{h-k}.
 template <class T>
-TLRT_HOST_DEVICE Cplx<T> half_input(const Cplx<T>* row, uint64_t h, uint64_t k, Cplx<T> w,
-                                    bool scaled, T scale) {
-  Cplx<T> a = row[k];
-  Cplx<T> c = row[h - k];
-  if (k == 0) {
+TLRT_HOST_DEVICE Cplx<T> half_input_values(Cplx<T> a, Cplx<T> c, bool first, Cplx<T> w, bool scaled,
+                                           T scale) {
+  if (first) {
     a.im = T(0);
     c.im = T(0);
   }
@@ -93,13 +121,10 @@ TLRT_HOST_DEVICE uint64_t stockham_out(uint64_t j, uint64_t ns, uint64_t radix) 
   return (j & ~(ns - 1)) * radix + (j & (ns - 1));
 }
 
-// Butterfly j of the pass (ns, R), in place on its R inputs v[r] = data[j + r h / R].
+// The radix-R butterfly on inputs already multiplied by their twiddles.
 template <class T, int R>
-TLRT_HOST_DEVICE void stockham_butterfly(Cplx<T> (&v)[R], const Cplx<T>* table, uint64_t h,
-                                         uint64_t ns, uint64_t j) {
+TLRT_HOST_DEVICE void radix_butterfly(Cplx<T> (&v)[R]) {
   static_assert(R == 2 || R == 4, "radix 2 or 4");
-  const uint64_t step = (j & (ns - 1)) * (h / (ns * R));
-  for (int r = 1; r < R; ++r) v[r] = cmul(v[r], root_of_half(table, h, step * r));
   if constexpr (R == 2) {
     const Cplx<T> s = cadd(v[0], v[1]);
     v[1] = csub(v[0], v[1]);
@@ -112,6 +137,14 @@ TLRT_HOST_DEVICE void stockham_butterfly(Cplx<T> (&v)[R], const Cplx<T>* table, 
     v[2] = csub(a0, a2);
     v[3] = csub(a1, a3);
   }
+}
+
+// The twiddle of input r of butterfly j in the pass (ns, R): e^{2 pi i (j mod ns) r / (ns R)},
+// entry (r - 1) ns + j mod ns of the pass's table. The first pass (ns = 1) multiplies by none.
+template <class T>
+TLRT_HOST_DEVICE Cplx<T> stockham_twiddle(const Cplx<T>* table, uint64_t h, uint64_t ns,
+                                          uint64_t radix, uint64_t j, uint64_t r) {
+  return root_of_half(table, h, (j & (ns - 1)) * (h / (ns * radix)) * r);
 }
 
 // CUDA backend: out[b, 0..n) from the packed rows spec[b, 0..n/2]; irfft_pow2_supported(n,
