@@ -34,12 +34,13 @@ std::vector<Cplx<T>> twiddle_table(uint64_t h) {
 template <class T>
 std::vector<Cplx<T>> pass_tables(const std::vector<Cplx<T>>& table, uint64_t h, int log_h) {
   std::vector<Cplx<T>> tw(tlrt::kernels::pass_twiddle_offset(log_h, log_h));
-  int l = log_h % 2;
-  if (l == 1) tw[0] = table[0];
-  for (; l < log_h; l += 2) {
-    const uint64_t ns = uint64_t{1} << l, offset = tlrt::kernels::pass_twiddle_offset(log_h, l);
-    for (uint64_t e = 0; e < 3 * ns; ++e) {
-      tw[offset + e] = tlrt::kernels::stockham_twiddle(table.data(), h, ns, 4, e % ns, e / ns + 1);
+  EXPECT_EQ(tw.size(), h - 1);
+  for (int l = 0, lr = tlrt::kernels::first_pass_log_radix(log_h); l < log_h; l += lr, lr = 3) {
+    const uint64_t ns = uint64_t{1} << l, radix = uint64_t{1} << lr;
+    const uint64_t offset = tlrt::kernels::pass_twiddle_offset(log_h, l);
+    for (uint64_t e = 0; e < (radix - 1) * ns; ++e) {
+      tw[offset + e] =
+          tlrt::kernels::stockham_twiddle(table.data(), h, ns, radix, e % ns, e / ns + 1);
     }
   }
   return tw;
@@ -83,13 +84,12 @@ std::vector<T> host_model(const std::vector<T>& spec, uint64_t batch, uint64_t n
                                                        scaled, scale);
       }
     }
-    int l = 0;
-    if (log_h % 2 == 1) {
-      pass<T, 2>(data, tw.data(), h, 1);
-      l = 1;
-    }
-    for (; l < log_h; l += 2) {
-      pass<T, 4>(data, tw.data() + tlrt::kernels::pass_twiddle_offset(log_h, l), h,
+    const int first = tlrt::kernels::first_pass_log_radix(log_h);
+    if (first == 1) pass<T, 2>(data, tw.data(), h, 1);
+    if (first == 2) pass<T, 4>(data, tw.data(), h, 1);
+    if (first == 3) pass<T, 8>(data, tw.data(), h, 1);
+    for (int l = first; l < log_h; l += 3) {
+      pass<T, 8>(data, tw.data() + tlrt::kernels::pass_twiddle_offset(log_h, l), h,
                  uint64_t{1} << l);
     }
     for (uint64_t j = 0; j < h; ++j) {

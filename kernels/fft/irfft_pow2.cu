@@ -15,10 +15,9 @@
 namespace tlrt::kernels {
 namespace {
 
-// Threads of a block: one per radix-4 butterfly up to h = 1024, then h / 8 (two butterflies a
-// thread and pass, and about five spectrum pairs a thread to hold a row ahead).
+// Threads of a block: one per radix-8 butterfly, at least a warp and at most 256.
 template <int kLogH>
-constexpr int kPow2Threads = kLogH <= 10 ? (1 << kLogH) / 4 : (1 << kLogH) / 8;
+constexpr int kPow2Threads = kLogH <= 8 ? 32 : (kLogH >= 11 ? 256 : (1 << kLogH) / 8);
 
 // Position of row entry i in shared memory: one padding entry after every 128 bytes, so that the
 // strided writes of the early passes fall into different banks.
@@ -34,54 +33,73 @@ __device__ __forceinline__ uint32_t padded(uint32_t i) {
 template <class T, int kLogH, int R, int kLogNs, bool kLast>
 __device__ __forceinline__ void pow2_pass(Cplx<T>* data, const Cplx<T>* tw,
                                           Cplx<T>* __restrict__ dst) {
-  constexpr uint32_t h = uint32_t{1} << kLogH, ns = uint32_t{1} << kLogNs, quarter = h / R;
+  constexpr uint32_t h = uint32_t{1} << kLogH, ns = uint32_t{1} << kLogNs, butterflies = h / R;
   constexpr int kThreads = kPow2Threads<kLogH>;
-  constexpr int kPer = static_cast<int>(quarter) / kThreads;
-  static_assert(kPer >= 1 && kPer * kThreads == static_cast<int>(quarter), "pass geometry");
+  constexpr int kPer = (static_cast<int>(butterflies) + kThreads - 1) / kThreads;
+  // Only the smallest lengths have fewer butterflies than threads.
+  constexpr bool kGuard = static_cast<int>(butterflies) % kThreads != 0;
+  static_assert(!kGuard || kPer == 1, "pass geometry");
+  const bool active = !kGuard || threadIdx.x < butterflies;
   Cplx<T> v[kPer][R];
+  if (active) {
 #pragma unroll
-  for (int b = 0; b < kPer; ++b) {
-    const uint32_t j = threadIdx.x + uint32_t{kThreads} * b;
+    for (int b = 0; b < kPer; ++b) {
+      const uint32_t j = threadIdx.x + uint32_t{kThreads} * b;
 #pragma unroll
-    for (int r = 0; r < R; ++r) v[b][r] = data[padded<T>(j + r * quarter)];
+      for (int r = 0; r < R; ++r) v[b][r] = data[padded<T>(j + r * butterflies)];
+    }
   }
   __syncthreads();
+  if (active) {
 #pragma unroll
-  for (int b = 0; b < kPer; ++b) {
-    const uint32_t j = threadIdx.x + uint32_t{kThreads} * b;
-    const uint32_t m = j & (ns - 1);
-    if constexpr (ns > 1) {
+    for (int b = 0; b < kPer; ++b) {
+      const uint32_t j = threadIdx.x + uint32_t{kThreads} * b;
+      const uint32_t m = j & (ns - 1);
+      if constexpr (ns > 1) {
 #pragma unroll
-      for (int r = 1; r < R; ++r) v[b][r] = cmul(v[b][r], tw[(r - 1) * ns + m]);
-    }
-    radix_butterfly<T, R>(v[b]);
-    const uint32_t o = (j - m) * R + m;
+        for (int r = 1; r < R; ++r) v[b][r] = cmul(v[b][r], tw[(r - 1) * ns + m]);
+      }
+      radix_butterfly<T, R>(v[b]);
+      const uint32_t o = (j - m) * R + m;
 #pragma unroll
-    for (int r = 0; r < R; ++r) {
-      if constexpr (kLast) {
-        dst[o + r * ns] = v[b][r];
-      } else {
-        data[padded<T>(o + r * ns)] = v[b][r];
+      for (int r = 0; r < R; ++r) {
+        if constexpr (kLast) {
+          dst[o + r * ns] = v[b][r];
+        } else {
+          data[padded<T>(o + r * ns)] = v[b][r];
+        }
       }
     }
   }
   if constexpr (!kLast) __syncthreads();
 }
 
-// The radix-4 passes from sub-transform size 2^kLogNs on.
+// The radix-8 passes from sub-transform size 2^kLogNs on.
 template <class T, int kLogH, int kLogNs>
-__device__ __forceinline__ void radix4_passes(Cplx<T>* data, const Cplx<T>* tw,
+__device__ __forceinline__ void radix8_passes(Cplx<T>* data, const Cplx<T>* tw,
                                               Cplx<T>* __restrict__ dst) {
-  constexpr bool kLast = kLogNs + 2 == kLogH;
-  pow2_pass<T, kLogH, 4, kLogNs, kLast>(data, tw + pass_twiddle_offset(kLogH, kLogNs), dst);
-  if constexpr (!kLast) radix4_passes<T, kLogH, kLogNs + 2>(data, tw, dst);
+  constexpr bool kLast = kLogNs + 3 == kLogH;
+  pow2_pass<T, kLogH, 8, kLogNs, kLast>(data, tw + pass_twiddle_offset(kLogH, kLogNs), dst);
+  if constexpr (!kLast) radix8_passes<T, kLogH, kLogNs + 3>(data, tw, dst);
 }
 
-// Blocks an SM the registers must allow: as many as the shared memory admits (a block's is at most
-// kPow2InverseSharedBytes, so at least two), up to three.
+// Every pass of the row: the first (radix 2, 4 or 8, no twiddles), then the radix-8 ones.
+template <class T, int kLogH>
+__device__ __forceinline__ void all_passes(Cplx<T>* data, const Cplx<T>* tw,
+                                           Cplx<T>* __restrict__ dst) {
+  constexpr int kFirst = first_pass_log_radix(kLogH);
+  static_assert(kLogH > kFirst, "at least two passes");
+  pow2_pass<T, kLogH, 1 << kFirst, 0, false>(data, tw, dst);
+  radix8_passes<T, kLogH, kFirst>(data, tw, dst);
+}
+
+// Blocks an SM the registers must allow: enough for 768 threads an SM in float32 and 512 in float64
+// (whose values take two registers), as far as the shared memory admits them (a block's is at most
+// kPow2InverseSharedBytes, so at least two).
 template <class T, int kLogH>
 constexpr int kPow2MinBlocks = static_cast<int>(std::min<uint64_t>(
-    3, (uint64_t{227} << 10) / irfft_pow2_shared_bytes(uint64_t{2} << kLogH, sizeof(T))));
+    768 / kPow2Threads<kLogH>,
+    (uint64_t{227} << 10) / irfft_pow2_shared_bytes(uint64_t{2} << kLogH, sizeof(T))));
 
 template <class T, int kLogH>
 __global__ void __launch_bounds__(kPow2Threads<kLogH>, kPow2MinBlocks<T, kLogH>)
@@ -95,26 +113,29 @@ __global__ void __launch_bounds__(kPow2Threads<kLogH>, kPow2MinBlocks<T, kLogH>)
   Cplx<T>* table = reinterpret_cast<Cplx<T>*>(pow2_smem);  // e^{pi i k / h}, k < h
   Cplx<T>* tw = table + h;                                 // the passes' own tables
   Cplx<T>* data = tw + pass_twiddle_offset(kLogH, kLogH);  // the row, padded
-  for (uint32_t k = threadIdx.x; k < h; k += kThreads) {
+  // e^{pi i k / h}: sincospi for k <= h/4, the rest by the exact symmetries
+  // e^{i (pi/2 - t)} = (sin t, cos t) and e^{i (pi/2 + t)} = (-sin t, cos t).
+  for (uint32_t k = threadIdx.x; k <= h / 4; k += kThreads) {
     double s = 0, c = 0;
     sincospi(static_cast<double>(k) / static_cast<double>(h), &s, &c);
     table[k] = {static_cast<T>(c), static_cast<T>(s)};
   }
   __syncthreads();
-  {
-    uint32_t offset = 0;
-    int l = 0;
-    if (kLogH % 2 == 1) {
-      if (threadIdx.x == 0) tw[0] = table[0];
-      offset = 1;
-      l = 1;
-    }
-    for (; l < kLogH; l += 2) {
-      const uint32_t ns = uint32_t{1} << l;
-      for (uint32_t e = threadIdx.x; e < 3 * ns; e += kThreads) {
-        tw[offset + e] = stockham_twiddle(table, h, ns, 4, e % ns, e / ns + 1);
-      }
-      offset += 3 * ns;
+  for (uint32_t k = h / 4 + 1 + threadIdx.x; k < h / 2; k += kThreads) {
+    const Cplx<T> w = table[h / 2 - k];
+    table[k] = {w.im, w.re};
+  }
+  __syncthreads();
+  for (uint32_t k = h / 2 + threadIdx.x; k < h; k += kThreads) {
+    const Cplx<T> w = table[k - h / 2];
+    table[k] = {-w.im, w.re};
+  }
+  __syncthreads();
+  for (int l = 0, lr = first_pass_log_radix(kLogH); l < kLogH; l += lr, lr = 3) {
+    const uint32_t ns = uint32_t{1} << l, radix = uint32_t{1} << lr;
+    const uint32_t offset = pass_twiddle_offset(kLogH, l);
+    for (uint32_t e = threadIdx.x; e < (radix - 1) * ns; e += kThreads) {
+      tw[offset + e] = stockham_twiddle(table, h, ns, radix, e % ns, e / ns + 1);
     }
   }
   // The raw pairs (X_p, X_{h-p}) of this thread's p = threadIdx.x + kThreads i, fetched a row ahead
@@ -149,12 +170,7 @@ __global__ void __launch_bounds__(kPow2Threads<kLogH>, kPow2MinBlocks<T, kLogH>)
     __syncthreads();
     if (row + gridDim.x < batch) fetch(row + gridDim.x);
     Cplx<T>* y = reinterpret_cast<Cplx<T>*>(out) + row * h;
-    if constexpr (kLogH % 2 == 1) {
-      pow2_pass<T, kLogH, 2, 0, false>(data, tw, y);
-      radix4_passes<T, kLogH, 1>(data, tw, y);
-    } else {
-      radix4_passes<T, kLogH, 0>(data, tw, y);
-    }
+    all_passes<T, kLogH>(data, tw, y);
     // The last pass read the row before its barrier and wrote only to global memory, so the next
     // row may be formed in `data` at once.
   }

@@ -7,10 +7,11 @@
 //   Z_k = E_k + i w^k D_k,  E_k = X_k + conj(X_{h-k}),  D_k = X_k - conj(X_{h-k}),  w = e^{2 pi i /
 //   n},
 // and the imaginary parts of X_0 and X_h taken as 0 (SPEC-ops 12's endpoint rule). The length-h
-// complex inverse runs as Stockham passes in shared memory, one radix-2 pass when log2 h is odd,
-// then radix-4 passes: the pass with sub-transform size ns takes butterfly j (0 <= j < h/R) from
-// positions j + r h/R, multiplies input r by e^{2 pi i (j mod ns) r / (ns R)} and writes output r
-// to (j - j mod ns) R + j mod ns + r ns. Twiddles are the values of one table of e^{pi i k / h},
+// complex inverse runs as Stockham passes in shared memory: a first pass of radix 2, 4 or 8 (as
+// log2 h mod 3 is 1, 2 or 0), then radix-8 passes. The pass with sub-transform size ns takes
+// butterfly j (0 <= j < h/R) from positions j + r h/R, multiplies input r by
+// e^{2 pi i (j mod ns) r / (ns R)} and writes output r to (j - j mod ns) R + j mod ns + r ns.
+// Twiddles are the values of one table of e^{pi i k / h},
 // 0 <= k < h, built per block in binary64 and rounded once to the dtype (each pass reads its own
 // copy of the entries it needs, pass_twiddle_offset). The helpers below are the kernel's
 // arithmetic, shared with the host model of tests/fft_pow2_test.cpp.
@@ -27,21 +28,22 @@ namespace tlrt::kernels {
 constexpr uint64_t kPow2InverseMin = 256;
 constexpr uint64_t kPow2InverseMax = 8192;
 
-// The Stockham passes of a length-h transform, h = 2^log_h: one radix-2 pass (sub-transform size
-// ns = 1) when log_h is odd, then radix-4 passes with ns = 2^l, l = log_h % 2, log_h % 2 + 2, ...
+// The Stockham passes of a length-h transform, h = 2^log_h: a first pass (sub-transform size ns =
+// 1) of radix 2^first_pass_log_radix(log_h), then radix-8 passes with ns = 2^l, l growing by 3.
+TLRT_HOST_DEVICE constexpr int first_pass_log_radix(int log_h) {
+  return log_h % 3 == 0 ? 3 : log_h % 3;
+}
+
 // A block keeps the twiddles of pass (ns, R) in a table of its own, (R - 1) ns entries, entry
-// (r - 1) ns + m holding e^{2 pi i m r / (ns R)}: consecutive butterflies read consecutive entries.
-// This is the offset of the pass with sub-transform size 2^log_ns in the concatenation of those
-// tables, in pass order; pass_twiddle_offset(log_h, log_h) is the length of the whole.
+// (r - 1) ns + m holding e^{2 pi i m r / (ns R)}: consecutive butterflies read consecutive entries
+// (the first pass's entries are all 1 and go unread). This is the offset of the pass with
+// sub-transform size 2^log_ns in the concatenation of those tables, in pass order;
+// pass_twiddle_offset(log_h, log_h) = h - 1 is the length of the whole.
 TLRT_HOST_DEVICE constexpr uint32_t pass_twiddle_offset(int log_h, int log_ns) {
   uint32_t offset = 0;
-  int l = 0;
-  if (log_h % 2 == 1) {
-    if (log_ns == 0) return 0;
-    offset = 1;
-    l = 1;
+  for (int l = 0, lr = first_pass_log_radix(log_h); l < log_ns; l += lr, lr = 3) {
+    offset += ((uint32_t{1} << lr) - 1) << l;
   }
-  for (; l < log_ns; l += 2) offset += uint32_t{3} << l;
   return offset;
 }
 
@@ -121,21 +123,46 @@ TLRT_HOST_DEVICE uint64_t stockham_out(uint64_t j, uint64_t ns, uint64_t radix) 
   return (j & ~(ns - 1)) * radix + (j & (ns - 1));
 }
 
-// The radix-R butterfly on inputs already multiplied by their twiddles.
+// fl(sqrt(2) / 2) in the dtype.
+template <class T>
+TLRT_HOST_DEVICE constexpr T half_sqrt2() {
+  return static_cast<T>(0.70710678118654752440084436210484903928L);
+}
+
+// The inverse DFT of R = 2, 4 or 8 points, y_q = sum_r v_r e^{2 pi i r q / R}, on inputs already
+// multiplied by their twiddles. Radix 8 is a radix-2 level (pairs r, r + 4), the differences
+// multiplied by e^{2 pi i r / 8} (r = 2: times i, exact; r = 1, 3: sums and differences of the
+// parts times fl(sqrt(2)/2)), then two radix-4 butterflies giving the even and the odd outputs.
 template <class T, int R>
 TLRT_HOST_DEVICE void radix_butterfly(Cplx<T> (&v)[R]) {
-  static_assert(R == 2 || R == 4, "radix 2 or 4");
+  static_assert(R == 2 || R == 4 || R == 8, "radix 2, 4 or 8");
   if constexpr (R == 2) {
     const Cplx<T> s = cadd(v[0], v[1]);
     v[1] = csub(v[0], v[1]);
     v[0] = s;
-  } else {
+  } else if constexpr (R == 4) {
     const Cplx<T> a0 = cadd(v[0], v[2]), a1 = csub(v[0], v[2]);
     const Cplx<T> a2 = cadd(v[1], v[3]), a3 = times_i(csub(v[1], v[3]));
     v[0] = cadd(a0, a2);
     v[1] = cadd(a1, a3);
     v[2] = csub(a0, a2);
     v[3] = csub(a1, a3);
+  } else {
+    constexpr T c = half_sqrt2<T>();
+    Cplx<T> a[4], b[4];
+    for (int r = 0; r < 4; ++r) {
+      a[r] = cadd(v[r], v[r + 4]);
+      b[r] = csub(v[r], v[r + 4]);
+    }
+    b[1] = {(b[1].re - b[1].im) * c, (b[1].re + b[1].im) * c};   // times e^{i pi / 4}
+    b[2] = times_i(b[2]);                                        // times e^{i pi / 2}
+    b[3] = {-(b[3].re + b[3].im) * c, (b[3].re - b[3].im) * c};  // times e^{3 i pi / 4}
+    radix_butterfly<T, 4>(a);
+    radix_butterfly<T, 4>(b);
+    for (int q = 0; q < 4; ++q) {
+      v[2 * q] = a[q];
+      v[2 * q + 1] = b[q];
+    }
   }
 }
 
