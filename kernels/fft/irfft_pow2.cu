@@ -98,7 +98,7 @@ __device__ __forceinline__ void all_passes(Cplx<T>* data, const Cplx<T>* tw,
 // kPow2InverseSharedBytes, so at least two).
 template <class T, int kLogH>
 constexpr int kPow2MinBlocks = static_cast<int>(std::min<uint64_t>(
-    768 / kPow2Threads<kLogH>,
+    (sizeof(T) == 4 ? 768 : 512) / kPow2Threads<kLogH>,
     (uint64_t{227} << 10) / irfft_pow2_shared_bytes(uint64_t{2} << kLogH, sizeof(T))));
 
 template <class T, int kLogH>
