@@ -21,6 +21,7 @@
 #include "aten_bench.h"
 #include "bench_group.h"
 #include "bench_harness.h"
+#include "kernels/fft/irfft_pow2.h"
 #include "kernels/random/random.h"
 #include "runtime/caching_allocator.h"
 #include "runtime/context.h"
@@ -71,23 +72,34 @@ void add_rows(Harness& h, Which which, uint64_t batch, uint64_t n) {
     if (forward) return tlrt::rfft1d_packed(*input, batch, n, "bench");
     return tlrt::irfft1d_packed(*input, batch, n, which == Which::irfft, "bench");
   };
-  call();  // plan created and cached, pool warmed
-  cudaStreamSynchronize(h.stream());
-  const Counts before = Counts::read();
-  const double us = h.device_median_us([&](CUstream_st*) { call(); });
-  cudaStreamSynchronize(h.stream());
-  const Counts after = Counts::read();
-
-  Row r;
-  r.group = "fft";
-  r.name = std::string(op_of(which)) + " " + size_text;
-  r.median_us = us;
-  r.bytes = bytes;
-  r.size = in_count;
-  r.note = "plan creations " + std::to_string(after.creates - before.creates) +
-           ", driver allocations " + std::to_string(after.driver_allocs - before.driver_allocs) +
-           " over the timed calls";
-  if (!forward) {
+  // One row of the configuration in force: a warm-up call (its plans made, the pool warmed), then
+  // the timed calls; the note starts with the plan creations and driver allocations over them.
+  auto timed_row = [&](const std::string& label) {
+    call();
+    cudaStreamSynchronize(h.stream());
+    const Counts c0 = Counts::read();
+    const double us = h.device_median_us([&](CUstream_st*) { call(); });
+    cudaStreamSynchronize(h.stream());
+    const Counts c1 = Counts::read();
+    Row row;
+    row.group = "fft";
+    row.name = std::string(op_of(which)) + (label.empty() ? " " : " [" + label + "] ") + size_text;
+    row.median_us = us;
+    row.bytes = bytes;
+    row.size = in_count;
+    row.note = "plan creations " + std::to_string(c1.creates - c0.creates) +
+               ", driver allocations " + std::to_string(c1.driver_allocs - c0.driver_allocs) +
+               " over the timed calls";
+    return row;
+  };
+  Row r = timed_row("");
+  const bool pow2 =
+      !forward && tlrt::fft_pow2_inverse_on() && tlrt::kernels::irfft_pow2_supported(n, sizeof(T));
+  if (pow2) {
+    r.note +=
+        "; tlrt's power-of-two inverse kernel: the spectrum read once, the reals written "
+        "once, no cuFFT";
+  } else if (!forward) {
     // The chunking the copy pass used (TLRT_FFT_CHUNK_BYTES, docs/NUMERICS.md "FFT").
     const tlrt::IrfftChunking c = tlrt::irfft1d_chunking(f64, batch, n);
     r.note += "; spectrum copy with endpoint fix-up and 1/n fused, then C2R, ";
@@ -106,6 +118,20 @@ void add_rows(Harness& h, Which which, uint64_t batch, uint64_t n) {
       0.0, aten::median_us(h, op_of(which), f64 ? 1 : 0, inputs, 1, scalars, in_count, 20));
   h.add(r);
 
+  // The rows below time cuFFT's paths: the power-of-two kernel is off until the function returns.
+  struct Pow2Off {
+    bool before = tlrt::fft_pow2_inverse_on();
+    Pow2Off() { tlrt::set_fft_pow2_inverse(false); }
+    ~Pow2Off() { tlrt::set_fft_pow2_inverse(before); }
+  } pow2_off;
+  if (pow2) {
+    Row c = timed_row("cuFFT copy pass");
+    c.note =
+        "TLRT_FFT_POW2_INVERSE=0: spectrum copy with endpoint fix-up and 1/n fused, then C2R; " +
+        c.note;
+    h.add(c);
+  }
+
   // The copy pass in one piece beside the chunked default, where the default chunks; for the
   // normalized inverse also under other chunk sizes (rows "[chunks N KiB]"), to choose the default.
   if (!forward && tlrt::irfft1d_chunking(f64, batch, n).chunks > 1) {
@@ -118,28 +144,13 @@ void add_rows(Harness& h, Which which, uint64_t batch, uint64_t n) {
       tlrt::set_fft_chunk_bytes(other);
       const tlrt::IrfftChunking c = tlrt::irfft1d_chunking(f64, batch, n);
       if (other != 0 && c.chunks < 2) continue;
-      call();  // this chunking's plans created and cached
-      cudaStreamSynchronize(h.stream());
-      const Counts o_before = Counts::read();
-      const double o_us = h.device_median_us([&](CUstream_st*) { call(); });
-      cudaStreamSynchronize(h.stream());
-      const Counts o_after = Counts::read();
-      Row o;
-      o.group = "fft";
-      o.name = std::string(op_of(which)) +
-               (other == 0 ? std::string(" [one piece] ")
-                           : " [chunks " + std::to_string(other >> 10) + " KiB] ") +
-               size_text;
-      o.median_us = o_us;
-      o.bytes = bytes;
-      o.size = in_count;
+      Row o = timed_row(other == 0 ? std::string("one piece")
+                                   : "chunks " + std::to_string(other >> 10) + " KiB");
       o.note = "TLRT_FFT_CHUNK_BYTES=" + std::to_string(other) + ": " +
                (other == 0 ? std::string("the whole spectrum copied, then one C2R")
                            : std::to_string(c.chunks) + " chunks of " + std::to_string(c.rows) +
                                  " rows (last " + std::to_string(c.last_rows) + ")") +
-               "; plan creations " + std::to_string(o_after.creates - o_before.creates) +
-               ", driver allocations " +
-               std::to_string(o_after.driver_allocs - o_before.driver_allocs);
+               "; " + o.note;
       h.add(o);
     }
     tlrt::set_fft_chunk_bytes(chunk);
@@ -157,19 +168,8 @@ void add_rows(Harness& h, Which which, uint64_t batch, uint64_t n) {
       active = tlrt::fft_load_callbacks_active(f64, &why);
     }
     if (active) {
-      const Counts cb_before = Counts::read();
-      const double cb_us = h.device_median_us([&](CUstream_st*) { call(); });
-      cudaStreamSynchronize(h.stream());
-      const Counts cb_after = Counts::read();
-      Row c;
-      c.group = "fft";
-      c.name = std::string(op_of(which)) + " [load callback] " + size_text;
-      c.median_us = cb_us;
-      c.bytes = bytes;
-      c.size = in_count;
-      c.note = "TLRT_FFT_LOAD_CALLBACKS=1: no copy pass; plan creations " +
-               std::to_string(cb_after.creates - cb_before.creates) + ", driver allocations " +
-               std::to_string(cb_after.driver_allocs - cb_before.driver_allocs);
+      Row c = timed_row("load callback");
+      c.note = "TLRT_FFT_LOAD_CALLBACKS=1: no copy pass; " + c.note;
       h.add(c);
     } else {
       std::fprintf(stderr, "tlrt-bench: no load-callback row for %s: %s\n", size_text.c_str(),

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "kernels/fft/fft.h"
+#include "kernels/fft/irfft_pow2.h"
 #include "runtime/construct.h"
 #include "runtime/context.h"
 #include "runtime/dispatch.h"
@@ -98,6 +99,22 @@ void callbacks_failed(const std::string& why) {
   std::lock_guard<std::mutex> lock(g_callbacks_why_mutex);
   g_callbacks_why = why;
   g_callbacks_failed.store(true, std::memory_order_release);
+}
+
+// The power-of-two kernel's switch (on unless TLRT_FFT_POW2_INVERSE is "0"): -1 until the
+// environment is read.
+std::atomic<int> g_pow2_wanted{-1};
+
+bool pow2_wanted() {
+  int v = g_pow2_wanted.load(std::memory_order_acquire);
+  if (v < 0) {
+    const char* e = std::getenv("TLRT_FFT_POW2_INVERSE");
+    v = (e != nullptr && std::strcmp(e, "0") == 0) ? 0 : 1;
+    int expected = -1;
+    g_pow2_wanted.compare_exchange_strong(expected, v);
+    v = g_pow2_wanted.load(std::memory_order_acquire);
+  }
+  return v == 1;
 }
 
 // Offsets inside one workspace block, 256-byte aligned.
@@ -223,6 +240,22 @@ void set_fft_load_callbacks(bool enabled) {
 #endif
 }
 
+void set_fft_pow2_inverse(bool enabled) {
+#if TLRT_HAVE_CUDA
+  g_pow2_wanted.store(enabled ? 1 : 0, std::memory_order_release);
+#else
+  (void)enabled;
+#endif
+}
+
+bool fft_pow2_inverse_on() {
+#if TLRT_HAVE_CUDA
+  return pow2_wanted();
+#else
+  return false;
+#endif
+}
+
 bool fft_load_callbacks_active(bool f64, std::string* why) {
 #if TLRT_HAVE_CUDA
   if (!callbacks_wanted()) {
@@ -306,6 +339,10 @@ std::unique_ptr<Buffer> irfft1d_packed(const Buffer& spec, uint64_t batch, uint6
         const T scale = kernels::fft_inverse_scale<T>(n);
         if (n == 1) {
           kernels::irfft_length1_cuda(spec.as<T>(), batch, normalize, scale, out->as<T>(), s, op);
+          return;
+        }
+        if (kernels::irfft_pow2_supported(n, sizeof(T)) && pow2_wanted()) {
+          kernels::irfft_pow2_cuda(spec.as<T>(), batch, n, normalize, scale, out->as<T>(), s, op);
           return;
         }
         if (callbacks_wanted() && !g_callbacks_failed.load(std::memory_order_acquire)) {

@@ -25,6 +25,14 @@ void set_fft_load_callbacks(bool enabled);
 // first use); *why (when given) says why not.
 bool fft_load_callbacks_active(bool f64, std::string* why);
 
+// The CUDA inverse of power-of-two lengths 256..8192 (4096 in float64;
+// kernels::irfft_pow2_supported) as one kernel of tlrt's own (kernels/fft/irfft_pow2.h: one read of
+// the spectrum, one write of the reals, no cuFFT plan). On unless TLRT_FFT_POW2_INVERSE is "0"
+// (read on first use) or it is switched off here; other lengths, and all lengths when it is off,
+// take cuFFT.
+void set_fft_pow2_inverse(bool enabled);
+bool fft_pow2_inverse_on();
+
 // The CUDA inverse's copy pass in chunks of rows (docs/NUMERICS.md, "FFT"): `chunks` pieces of
 // `rows` rows, the last of `last_rows`; one piece (rows = batch) for small spectra and long rows.
 struct IrfftChunking {

@@ -13,6 +13,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -229,6 +230,64 @@ std::vector<uint8_t> bytes_of(const Buffer& b) {
   return v;
 }
 
+// The power-of-two inverse kernel (kernels/fft/irfft_pow2.h) switched off while in scope, so that
+// the lengths it serves take cuFFT.
+struct PowerOfTwoKernelOff {
+  bool before = tlrt::fft_pow2_inverse_on();
+  PowerOfTwoKernelOff() { tlrt::set_fft_pow2_inverse(false); }
+  ~PowerOfTwoKernelOff() { tlrt::set_fft_pow2_inverse(before); }
+};
+
+// Every length of the power-of-two kernel, both inverses and dtypes, against the reference in
+// batches of one and a few rows; the same lengths through cuFFT with the kernel off. (Small
+// enough for compute-sanitizer's racecheck; the next test takes the long batches.)
+TEST_F(FftGpu, PowerOfTwoInverseKernelWithinTheBound) {
+  ASSERT_TRUE(tlrt::fft_pow2_inverse_on()) << "the kernel is on by default";
+  const std::vector<uint64_t> lengths = {256, 512, 1024, 2048, 4096, 8192};
+  for (Op op : {Op::irfft, Op::irfft_unnormalized}) {
+    against_reference<float>(op, lengths, {1, 3});
+    against_reference<double>(op, lengths, {1, 3});
+  }
+  PowerOfTwoKernelOff cufft_only;
+  for (Op op : {Op::irfft, Op::irfft_unnormalized}) {
+    against_reference<float>(op, lengths, {3});
+    against_reference<double>(op, lengths, {3});
+  }
+}
+
+// More rows than one wave of the kernel's blocks: each block strides over several rows, fetching
+// the next while it transforms the current one.
+TEST_F(FftGpu, PowerOfTwoInverseKernelMoreRowsThanOneWave) {
+  const std::vector<uint64_t> lengths = {256, 512, 1024, 2048, 4096, 8192};
+  for (Op op : {Op::irfft, Op::irfft_unnormalized}) {
+    against_reference<float>(op, lengths, {5000});
+    against_reference<double>(op, lengths, {5000});
+  }
+}
+
+// The kernel: identical bits over ten runs, the borrowed spectrum unchanged, no plan-cache use,
+// the endpoint imaginary parts ignored.
+TEST_F(FftGpu, PowerOfTwoInverseKernelRepeatsAndIgnoresEndpointImaginaryParts) {
+  const uint64_t batch = 300, n = 2048, bins = n / 2 + 1;
+  auto spec = random_values<float>(batch * bins * 2, 77);
+  auto s = upload(Backend::cuda, spec);
+  const std::vector<uint8_t> first = bytes_of(*tlrt::irfft1d_packed(*s, batch, n, true, "t"));
+  tlrt::synchronize(Backend::cuda, "t");
+  const tlrt::PlanCacheCounters p0 = tlrt::plan_cache_counters();
+  for (int i = 0; i < 9; ++i) {
+    EXPECT_EQ(bytes_of(*tlrt::irfft1d_packed(*s, batch, n, true, "t")), first) << i;
+  }
+  EXPECT_EQ(tlrt::plan_cache_counters().creates, p0.creates);
+  EXPECT_EQ(tlrt::plan_cache_counters().hits, p0.hits);
+  EXPECT_EQ(download<float>(*s), spec);
+  for (uint64_t b = 0; b < batch; ++b) {
+    spec[(b * bins) * 2 + 1] = 1e30f;
+    spec[(b * bins + n / 2) * 2 + 1] = -std::numeric_limits<float>::infinity();
+  }
+  auto changed = upload(Backend::cuda, spec);
+  EXPECT_EQ(bytes_of(*tlrt::irfft1d_packed(*changed, batch, n, true, "t")), first);
+}
+
 TEST_F(FftGpu, TenRunsUnderTheDeterministicSettingGiveIdenticalBits) {
   const uint32_t deterministic = static_cast<uint32_t>(tlrt::Setting::deterministic);
   const uint32_t before = tlrt::get_setting(deterministic);
@@ -377,6 +436,7 @@ TEST_F(FftGpu, ChunkedInverseWithinTheBound) {
 // The inverse through cuFFT's load callback (opt-in): the same bound against the reference, the
 // borrowed spectrum unchanged, identical bits over ten runs, no plan or allocation on a repeat.
 TEST_F(FftGpu, LoadCallbackPathWithinTheBound) {
+  PowerOfTwoKernelOff cufft_only;
   tlrt::set_fft_load_callbacks(true);
   std::string why;
   if (!tlrt::fft_load_callbacks_active(false, &why)) {

@@ -1,0 +1,224 @@
+// The one-kernel inverse real FFT of power-of-two lengths (kernels/fft/irfft_pow2.h): a block per
+// row at a time, its threads over the row's butterflies. Per row: Z_k and Z_{h-k} formed from the
+// pair X_k, X_{h-k} of the packed row (one read of the spectrum, fetched into registers while the
+// previous row's passes run) into shared memory, the Stockham passes in place (each butterfly's
+// inputs held in registers between two barriers; the pass geometry is a compile-time constant),
+// the last pass written straight to the row's n reals. The twiddle tables are built once per
+// block; the grid is one wave of resident blocks striding over the rows.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+
+#include "kernels/common/launch.cuh"
+#include "kernels/fft/irfft_pow2.h"
+
+namespace tlrt::kernels {
+namespace {
+
+// Threads of a block: one per radix-8 butterfly, at least a warp and at most 256.
+template <int kLogH>
+constexpr int kPow2Threads = kLogH <= 8 ? 32 : (kLogH >= 11 ? 256 : (1 << kLogH) / 8);
+
+// Position of row entry i in shared memory: one padding entry after every 128 bytes, so that the
+// strided writes of the early passes fall into different banks.
+template <class T>
+__device__ __forceinline__ uint32_t padded(uint32_t i) {
+  constexpr int kShift = sizeof(T) == 4 ? 4 : 3;  // 16 float or 8 double complex values a row
+  return i + (i >> kShift);
+}
+
+// One Stockham pass (sub-transform size 2^kLogNs, radix R) of the block's row in `data`, with
+// the pass's twiddles from `tw` (its own table); the last pass writes `dst` (the row's reals as
+// h complex values) instead of `data`.
+template <class T, int kLogH, int R, int kLogNs, bool kLast>
+__device__ __forceinline__ void pow2_pass(Cplx<T>* data, const Cplx<T>* tw,
+                                          Cplx<T>* __restrict__ dst) {
+  constexpr uint32_t h = uint32_t{1} << kLogH, ns = uint32_t{1} << kLogNs, butterflies = h / R;
+  constexpr int kThreads = kPow2Threads<kLogH>;
+  constexpr int kPer = (static_cast<int>(butterflies) + kThreads - 1) / kThreads;
+  // Only the smallest lengths have fewer butterflies than threads.
+  constexpr bool kGuard = static_cast<int>(butterflies) % kThreads != 0;
+  static_assert(!kGuard || kPer == 1, "pass geometry");
+  const bool active = !kGuard || threadIdx.x < butterflies;
+  Cplx<T> v[kPer][R];
+  if (active) {
+#pragma unroll
+    for (int b = 0; b < kPer; ++b) {
+      const uint32_t j = threadIdx.x + uint32_t{kThreads} * b;
+#pragma unroll
+      for (int r = 0; r < R; ++r) v[b][r] = data[padded<T>(j + r * butterflies)];
+    }
+  }
+  __syncthreads();
+  if (active) {
+#pragma unroll
+    for (int b = 0; b < kPer; ++b) {
+      const uint32_t j = threadIdx.x + uint32_t{kThreads} * b;
+      const uint32_t m = j & (ns - 1);
+      if constexpr (ns > 1) {
+#pragma unroll
+        for (int r = 1; r < R; ++r) v[b][r] = cmul(v[b][r], tw[(r - 1) * ns + m]);
+      }
+      radix_butterfly<T, R>(v[b]);
+      const uint32_t o = (j - m) * R + m;
+#pragma unroll
+      for (int r = 0; r < R; ++r) {
+        if constexpr (kLast) {
+          dst[o + r * ns] = v[b][r];
+        } else {
+          data[padded<T>(o + r * ns)] = v[b][r];
+        }
+      }
+    }
+  }
+  if constexpr (!kLast) __syncthreads();
+}
+
+// The radix-8 passes from sub-transform size 2^kLogNs on.
+template <class T, int kLogH, int kLogNs>
+__device__ __forceinline__ void radix8_passes(Cplx<T>* data, const Cplx<T>* tw,
+                                              Cplx<T>* __restrict__ dst) {
+  constexpr bool kLast = kLogNs + 3 == kLogH;
+  pow2_pass<T, kLogH, 8, kLogNs, kLast>(data, tw + pass_twiddle_offset(kLogH, kLogNs), dst);
+  if constexpr (!kLast) radix8_passes<T, kLogH, kLogNs + 3>(data, tw, dst);
+}
+
+// Every pass of the row: the first (radix 2, 4 or 8, no twiddles), then the radix-8 ones.
+template <class T, int kLogH>
+__device__ __forceinline__ void all_passes(Cplx<T>* data, const Cplx<T>* tw,
+                                           Cplx<T>* __restrict__ dst) {
+  constexpr int kFirst = first_pass_log_radix(kLogH);
+  static_assert(kLogH > kFirst, "at least two passes");
+  pow2_pass<T, kLogH, 1 << kFirst, 0, false>(data, tw, dst);
+  radix8_passes<T, kLogH, kFirst>(data, tw, dst);
+}
+
+// Blocks an SM the registers must allow: enough for 768 threads an SM in float32 and 512 in float64
+// (whose values take two registers), as far as the shared memory admits them (a block's is at most
+// kPow2InverseSharedBytes, so at least two).
+template <class T, int kLogH>
+constexpr int kPow2MinBlocks = static_cast<int>(std::min<uint64_t>(
+    (sizeof(T) == 4 ? 768 : 512) / kPow2Threads<kLogH>,
+    (uint64_t{227} << 10) / irfft_pow2_shared_bytes(uint64_t{2} << kLogH, sizeof(T))));
+
+template <class T, int kLogH>
+__global__ void __launch_bounds__(kPow2Threads<kLogH>, kPow2MinBlocks<T, kLogH>)
+    irfft_pow2_kernel(const T* __restrict__ spec, uint64_t batch, bool scaled, T scale,
+                      T* __restrict__ out) {
+  constexpr uint32_t h = uint32_t{1} << kLogH;
+  constexpr int kThreads = kPow2Threads<kLogH>;
+  constexpr uint32_t kPairs = h / 2 + 1;  // k = 0 .. h/2, each with h - k
+  constexpr int kPairsPer = static_cast<int>((kPairs + kThreads - 1) / kThreads);
+  extern __shared__ unsigned char pow2_smem[];
+  Cplx<T>* table = reinterpret_cast<Cplx<T>*>(pow2_smem);  // e^{pi i k / h}, k < h
+  Cplx<T>* tw = table + h;                                 // the passes' own tables
+  Cplx<T>* data = tw + pass_twiddle_offset(kLogH, kLogH);  // the row, padded
+  // e^{pi i k / h}: sincospi for k <= h/4, the rest by the exact symmetries
+  // e^{i (pi/2 - t)} = (sin t, cos t) and e^{i (pi/2 + t)} = (-sin t, cos t).
+  for (uint32_t k = threadIdx.x; k <= h / 4; k += kThreads) {
+    double s = 0, c = 0;
+    sincospi(static_cast<double>(k) / static_cast<double>(h), &s, &c);
+    table[k] = {static_cast<T>(c), static_cast<T>(s)};
+  }
+  __syncthreads();
+  for (uint32_t k = h / 4 + 1 + threadIdx.x; k < h / 2; k += kThreads) {
+    const Cplx<T> w = table[h / 2 - k];
+    table[k] = {w.im, w.re};
+  }
+  __syncthreads();
+  for (uint32_t k = h / 2 + threadIdx.x; k < h; k += kThreads) {
+    const Cplx<T> w = table[k - h / 2];
+    table[k] = {-w.im, w.re};
+  }
+  __syncthreads();
+  for (int l = 0, lr = first_pass_log_radix(kLogH); l < kLogH; l += lr, lr = 3) {
+    const uint32_t ns = uint32_t{1} << l, radix = uint32_t{1} << lr;
+    const uint32_t offset = pass_twiddle_offset(kLogH, l);
+    for (uint32_t e = threadIdx.x; e < (radix - 1) * ns; e += kThreads) {
+      tw[offset + e] = stockham_twiddle(table, h, ns, radix, e % ns, e / ns + 1);
+    }
+  }
+  // The raw pairs (X_p, X_{h-p}) of this thread's p = threadIdx.x + kThreads i, fetched a row ahead
+  // while the passes run.
+  Cplx<T> xa[kPairsPer], xc[kPairsPer];
+  auto fetch = [&](uint64_t row) {
+    const Cplx<T>* x = reinterpret_cast<const Cplx<T>*>(spec) + row * (h + 1);
+#pragma unroll
+    for (int i = 0; i < kPairsPer; ++i) {
+      const uint32_t p = threadIdx.x + uint32_t{kThreads} * i;
+      if (p < kPairs) {
+        xa[i] = x[p];
+        xc[i] = x[h - p];
+      }
+    }
+  };
+  uint64_t row = blockIdx.x;
+  if (row < batch) fetch(row);
+  __syncthreads();  // the twiddle tables
+  for (; row < batch; row += gridDim.x) {
+#pragma unroll
+    for (int i = 0; i < kPairsPer; ++i) {
+      const uint32_t p = threadIdx.x + uint32_t{kThreads} * i;
+      if (p < kPairs) {
+        data[padded<T>(p)] = half_input_values(xa[i], xc[i], p == 0, table[p], scaled, scale);
+        if (p != 0 && p != h / 2) {
+          data[padded<T>(h - p)] =
+              half_input_values(xc[i], xa[i], false, table[h - p], scaled, scale);
+        }
+      }
+    }
+    __syncthreads();
+    if (row + gridDim.x < batch) fetch(row + gridDim.x);
+    Cplx<T>* y = reinterpret_cast<Cplx<T>*>(out) + row * h;
+    all_passes<T, kLogH>(data, tw, y);
+    // The last pass read the row before its barrier and wrote only to global memory, so the next
+    // row may be formed in `data` at once.
+  }
+}
+
+template <class T, int kLogH>
+void launch_pow2(const T* spec, uint64_t batch, bool scaled, T scale, T* out, cudaStream_t stream,
+                 const char* op) {
+  constexpr int kThreads = kPow2Threads<kLogH>;
+  const size_t bytes = irfft_pow2_shared_bytes(uint64_t{2} << kLogH, sizeof(T));
+  const int per_sm = resident_blocks_per_sm<irfft_pow2_kernel<T, kLogH>>(kThreads, bytes, op);
+  const uint64_t wave = uint64_t{current_sm_count(op)} * static_cast<uint64_t>(per_sm);
+  const uint64_t blocks = std::min(batch, wave);
+  irfft_pow2_kernel<T, kLogH>
+      <<<static_cast<unsigned>(blocks), kThreads, bytes, stream>>>(spec, batch, scaled, scale, out);
+  check_launch(op);
+}
+
+}  // namespace
+
+template <class T>
+void irfft_pow2_cuda(const T* spec, uint64_t batch, uint64_t n, bool scaled, T scale, T* out,
+                     CUstream_st* stream, const char* op) {
+  if (!irfft_pow2_supported(n, sizeof(T))) {
+    fail(ErrorKind::invalid_argument, op,
+         "irfft_pow2_cuda: length " + std::to_string(n) + " is not a supported power of two");
+  }
+  if (batch == 0) return;
+  switch (n) {
+    case 256:
+      return launch_pow2<T, 7>(spec, batch, scaled, scale, out, stream, op);
+    case 512:
+      return launch_pow2<T, 8>(spec, batch, scaled, scale, out, stream, op);
+    case 1024:
+      return launch_pow2<T, 9>(spec, batch, scaled, scale, out, stream, op);
+    case 2048:
+      return launch_pow2<T, 10>(spec, batch, scaled, scale, out, stream, op);
+    case 4096:
+      return launch_pow2<T, 11>(spec, batch, scaled, scale, out, stream, op);
+    default:  // 8192, float32 only (irfft_pow2_supported)
+      if constexpr (sizeof(T) == 4) launch_pow2<T, 12>(spec, batch, scaled, scale, out, stream, op);
+      return;
+  }
+}
+
+template void irfft_pow2_cuda<float>(const float*, uint64_t, uint64_t, bool, float, float*,
+                                     CUstream_st*, const char*);
+template void irfft_pow2_cuda<double>(const double*, uint64_t, uint64_t, bool, double, double*,
+                                      CUstream_st*, const char*);
+
+}  // namespace tlrt::kernels

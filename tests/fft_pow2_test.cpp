@@ -1,0 +1,167 @@
+// The arithmetic of the power-of-two inverse kernel (kernels/fft/irfft_pow2.h) on the host: the
+// same helpers (Z_k, the Stockham butterflies and output positions, the twiddle table lookups)
+// driven pass by pass over whole rows, against the reference backend's long double inverse within
+// the family's bound K(n) u N_row (docs/NUMERICS.md, "FFT"). The device kernel runs the same
+// helpers with the butterflies spread over a block (tests/fft_gpu_test.cpp checks it on a GPU).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "kernels/fft/fft.h"
+#include "kernels/fft/irfft_pow2.h"
+
+namespace {
+
+using tlrt::kernels::Cplx;
+
+template <class T>
+std::vector<Cplx<T>> twiddle_table(uint64_t h) {
+  std::vector<Cplx<T>> table(h);
+  const long double pi = 3.141592653589793238462643383279502884L;
+  for (uint64_t k = 0; k < h; ++k) {
+    const long double a = pi * static_cast<long double>(k) / static_cast<long double>(h);
+    table[k] = {static_cast<T>(static_cast<double>(std::cos(a))),
+                static_cast<T>(static_cast<double>(std::sin(a)))};
+  }
+  return table;
+}
+
+// The passes' own twiddle tables, laid out as the kernel builds them (pass_twiddle_offset).
+template <class T>
+std::vector<Cplx<T>> pass_tables(const std::vector<Cplx<T>>& table, uint64_t h, int log_h) {
+  std::vector<Cplx<T>> tw(tlrt::kernels::pass_twiddle_offset(log_h, log_h));
+  EXPECT_EQ(tw.size(), h - 1);
+  for (int l = 0, lr = tlrt::kernels::first_pass_log_radix(log_h); l < log_h; l += lr, lr = 3) {
+    const uint64_t ns = uint64_t{1} << l, radix = uint64_t{1} << lr;
+    const uint64_t offset = tlrt::kernels::pass_twiddle_offset(log_h, l);
+    for (uint64_t e = 0; e < (radix - 1) * ns; ++e) {
+      tw[offset + e] =
+          tlrt::kernels::stockham_twiddle(table.data(), h, ns, radix, e % ns, e / ns + 1);
+    }
+  }
+  return tw;
+}
+
+// One pass as the kernel runs it: twiddles from the pass's own table (none when ns = 1), then
+// the butterfly, outputs to the Stockham positions.
+template <class T, int R>
+void pass(std::vector<Cplx<T>>& data, const Cplx<T>* tw, uint64_t h, uint64_t ns) {
+  const std::vector<Cplx<T>> in = data;
+  for (uint64_t j = 0; j < h / R; ++j) {
+    Cplx<T> v[R];
+    for (int r = 0; r < R; ++r) v[r] = in[j + r * (h / R)];
+    const uint64_t m = j & (ns - 1);
+    if (ns > 1) {
+      for (int r = 1; r < R; ++r) v[r] = tlrt::kernels::cmul(v[r], tw[(r - 1) * ns + m]);
+    }
+    tlrt::kernels::radix_butterfly<T, R>(v);
+    const uint64_t o = tlrt::kernels::stockham_out(j, ns, R);
+    for (int r = 0; r < R; ++r) data[o + r * ns] = v[r];
+  }
+}
+
+// The kernel's schedule on one thread.
+template <class T>
+std::vector<T> host_model(const std::vector<T>& spec, uint64_t batch, uint64_t n, bool scaled) {
+  const uint64_t h = n / 2;
+  const T scale = tlrt::kernels::fft_inverse_scale<T>(n);
+  const std::vector<Cplx<T>> table = twiddle_table<T>(h);
+  const int log_h = 63 - __builtin_clzll(h);
+  const std::vector<Cplx<T>> tw = pass_tables(table, h, log_h);
+  std::vector<T> out(batch * n);
+  for (uint64_t b = 0; b < batch; ++b) {
+    const Cplx<T>* row = reinterpret_cast<const Cplx<T>*>(spec.data()) + b * (h + 1);
+    std::vector<Cplx<T>> data(h);
+    for (uint64_t p = 0; p <= h / 2; ++p) {  // the pair X_p, X_{h-p} gives Z_p and Z_{h-p}
+      data[p] =
+          tlrt::kernels::half_input_values(row[p], row[h - p], p == 0, table[p], scaled, scale);
+      if (p != 0 && p != h / 2) {
+        data[h - p] = tlrt::kernels::half_input_values(row[h - p], row[p], false, table[h - p],
+                                                       scaled, scale);
+      }
+    }
+    const int first = tlrt::kernels::first_pass_log_radix(log_h);
+    if (first == 1) pass<T, 2>(data, tw.data(), h, 1);
+    if (first == 2) pass<T, 4>(data, tw.data(), h, 1);
+    if (first == 3) pass<T, 8>(data, tw.data(), h, 1);
+    for (int l = first; l < log_h; l += 3) {
+      pass<T, 8>(data, tw.data() + tlrt::kernels::pass_twiddle_offset(log_h, l), h,
+                 uint64_t{1} << l);
+    }
+    for (uint64_t j = 0; j < h; ++j) {
+      out[b * n + 2 * j] = data[j].re;
+      out[b * n + 2 * j + 1] = data[j].im;
+    }
+  }
+  return out;
+}
+
+template <class T>
+void check(uint64_t n, bool scaled) {
+  const uint64_t batch = 3, bins = n / 2 + 1;
+  std::mt19937_64 gen(n * 7 + (scaled ? 1 : 0));
+  std::uniform_real_distribution<double> dist(-1.0, 1.0);
+  std::vector<T> spec(batch * bins * 2);
+  for (T& v : spec) v = static_cast<T>(dist(gen));
+  std::vector<T> want(batch * n);
+  tlrt::kernels::irfft1d_ref(spec.data(), batch, n, scaled, want.data());
+  const std::vector<T> got = host_model(spec, batch, n, scaled);
+  const double u = sizeof(T) == 4 ? 0x1p-24 : 0x1p-53;
+  const double k_n = 8 * (std::ceil(std::log2(static_cast<double>(n))) + 2);
+  for (uint64_t b = 0; b < batch; ++b) {
+    long double s = 0;
+    for (uint64_t k = 0; k < bins; ++k) {
+      const long double re = spec[(b * bins + k) * 2], im = spec[(b * bins + k) * 2 + 1];
+      s += (k == 0 || k == n / 2) ? re * re : 2 * (re * re + im * im);
+    }
+    double norm = static_cast<double>(std::sqrt(s * n));
+    if (scaled) norm *= static_cast<double>(tlrt::kernels::fft_inverse_scale<T>(n));
+    double worst = 0;
+    for (uint64_t t = 0; t < n; ++t) {
+      const double e = std::fabs(static_cast<double>(got[b * n + t]) - want[b * n + t]);
+      ASSERT_LE(e, k_n * u * norm) << "n = " << n << ", row " << b << ", element " << t;
+      worst = std::max(worst, e / (u * norm));
+    }
+    // The bound is a budget for every schedule; this one stays far inside it.
+    EXPECT_LT(worst, k_n / 4) << "n = " << n << ", row " << b;
+  }
+}
+
+TEST(FftPow2, HostModelWithinTheBound) {
+  for (uint64_t n = tlrt::kernels::kPow2InverseMin; n <= tlrt::kernels::kPow2InverseMax; n *= 2) {
+    for (bool scaled : {true, false}) {
+      check<float>(n, scaled);
+      check<double>(n, scaled);
+    }
+  }
+}
+
+// The endpoint rule: the imaginary parts of bins 0 and n/2 never reach the result.
+TEST(FftPow2, EndpointImaginaryPartsIgnored) {
+  const uint64_t n = 1024, bins = n / 2 + 1;
+  std::vector<float> spec(bins * 2);
+  std::mt19937 gen(3);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  for (float& v : spec) v = dist(gen);
+  const std::vector<float> first = host_model(spec, 1, n, true);
+  spec[1] = 1e30f;
+  spec[2 * (bins - 1) + 1] = -std::numeric_limits<float>::infinity();
+  EXPECT_EQ(host_model(spec, 1, n, true), first);
+}
+
+TEST(FftPow2, SupportedLengths) {
+  EXPECT_FALSE(tlrt::kernels::irfft_pow2_supported(128, 4));
+  EXPECT_TRUE(tlrt::kernels::irfft_pow2_supported(256, 4));
+  EXPECT_TRUE(tlrt::kernels::irfft_pow2_supported(8192, 4));
+  EXPECT_TRUE(tlrt::kernels::irfft_pow2_supported(4096, 8));
+  EXPECT_FALSE(tlrt::kernels::irfft_pow2_supported(8192, 8));
+  EXPECT_FALSE(tlrt::kernels::irfft_pow2_supported(16384, 4));
+  EXPECT_FALSE(tlrt::kernels::irfft_pow2_supported(1000, 4));
+  EXPECT_FALSE(tlrt::kernels::irfft_pow2_supported(0, 4));
+}
+
+}  // namespace
