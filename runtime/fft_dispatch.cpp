@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
-#include <cstring>
 #include <functional>
 #include <mutex>
 #include <optional>
@@ -14,6 +13,7 @@
 #include "runtime/construct.h"
 #include "runtime/context.h"
 #include "runtime/dispatch.h"
+#include "runtime/env_switch.h"
 #include "runtime/shape_geometry.h"
 
 #if TLRT_HAVE_CUDA
@@ -76,23 +76,15 @@ PlanLease acquire_plan(const FftPlanShape& shape, const char* op,
   });
 }
 
-// The load-callback switch: -1 until the environment is read.
-std::atomic<int> g_callbacks_wanted{-1};
+// The load-callback path (TLRT_FFT_LOAD_CALLBACKS, off by default).
+EnvSwitch g_callbacks_wanted("TLRT_FFT_LOAD_CALLBACKS", false);
 // Set once a callback plan could not be made: the copy pass is used from then on.
 std::atomic<bool> g_callbacks_failed{false};
 std::mutex g_callbacks_why_mutex;
 std::string g_callbacks_why;
 
 bool callbacks_wanted() {
-  int v = g_callbacks_wanted.load(std::memory_order_acquire);
-  if (v < 0) {
-    const char* e = std::getenv("TLRT_FFT_LOAD_CALLBACKS");
-    v = (e != nullptr && *e != '\0' && std::strcmp(e, "0") != 0) ? 1 : 0;
-    int expected = -1;
-    g_callbacks_wanted.compare_exchange_strong(expected, v);
-    v = g_callbacks_wanted.load(std::memory_order_acquire);
-  }
-  return v == 1;
+  return g_callbacks_wanted.on();
 }
 
 void callbacks_failed(const std::string& why) {
@@ -101,20 +93,11 @@ void callbacks_failed(const std::string& why) {
   g_callbacks_failed.store(true, std::memory_order_release);
 }
 
-// The power-of-two kernel's switch (on unless TLRT_FFT_POW2_INVERSE is "0"): -1 until the
-// environment is read.
-std::atomic<int> g_pow2_wanted{-1};
+// The power-of-two inverse kernel (TLRT_FFT_POW2_INVERSE, on by default).
+EnvSwitch g_pow2_wanted("TLRT_FFT_POW2_INVERSE", true);
 
 bool pow2_wanted() {
-  int v = g_pow2_wanted.load(std::memory_order_acquire);
-  if (v < 0) {
-    const char* e = std::getenv("TLRT_FFT_POW2_INVERSE");
-    v = (e != nullptr && std::strcmp(e, "0") == 0) ? 0 : 1;
-    int expected = -1;
-    g_pow2_wanted.compare_exchange_strong(expected, v);
-    v = g_pow2_wanted.load(std::memory_order_acquire);
-  }
-  return v == 1;
+  return g_pow2_wanted.on();
 }
 
 // Offsets inside one workspace block, 256-byte aligned.
@@ -234,7 +217,7 @@ IrfftChunking irfft1d_chunking(bool f64, uint64_t batch, uint64_t n) {
 
 void set_fft_load_callbacks(bool enabled) {
 #if TLRT_HAVE_CUDA
-  g_callbacks_wanted.store(enabled ? 1 : 0, std::memory_order_release);
+  g_callbacks_wanted.set(enabled);
 #else
   (void)enabled;
 #endif
@@ -242,7 +225,7 @@ void set_fft_load_callbacks(bool enabled) {
 
 void set_fft_pow2_inverse(bool enabled) {
 #if TLRT_HAVE_CUDA
-  g_pow2_wanted.store(enabled ? 1 : 0, std::memory_order_release);
+  g_pow2_wanted.set(enabled);
 #else
   (void)enabled;
 #endif

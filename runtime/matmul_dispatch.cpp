@@ -2,14 +2,12 @@
 
 #include <unistd.h>
 
-#include <atomic>
-#include <cstdlib>
-#include <cstring>
 #include <string>
 
 #include "kernels/matmul/matmul.h"
 #include "runtime/context.h"
 #include "runtime/dispatch.h"
+#include "runtime/env_switch.h"
 #include "runtime/settings.h"
 #include "runtime/shape_geometry.h"
 #include "runtime/transfer.h"
@@ -33,20 +31,11 @@ void with_cublas(bool tf32, Queue&& queue) {
 #endif
 }
 
-// The small-product kernel's switch (on unless TLRT_BMM_SMALL is "0"): -1 until the environment
-// is read.
-std::atomic<int> g_small_wanted{-1};
+// The small-product kernel (TLRT_BMM_SMALL, on by default).
+EnvSwitch g_small_wanted("TLRT_BMM_SMALL", true);
 
 bool small_wanted() {
-  int v = g_small_wanted.load(std::memory_order_acquire);
-  if (v < 0) {
-    const char* e = std::getenv("TLRT_BMM_SMALL");
-    v = (e != nullptr && std::strcmp(e, "0") == 0) ? 0 : 1;
-    int expected = -1;
-    g_small_wanted.compare_exchange_strong(expected, v);
-    v = g_small_wanted.load(std::memory_order_acquire);
-  }
-  return v == 1;
+  return g_small_wanted.on();
 }
 
 // The host's physical memory in bytes (0 when unknown).
@@ -60,7 +49,7 @@ uint64_t host_memory_bytes() {
 }  // namespace
 
 void set_bmm_small_kernel(bool enabled) {
-  g_small_wanted.store(enabled ? 1 : 0, std::memory_order_release);
+  g_small_wanted.set(enabled);
 }
 
 bool bmm_small_kernel_on() {

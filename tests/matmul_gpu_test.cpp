@@ -159,6 +159,25 @@ TEST_F(MatmulGpu, SmallProductsWithinTheBoundOnBothPaths) {
   tlrt::set_bmm_small_kernel(true);
 }
 
+// Ten calls of every tA/tB on the same random operands of shape e give identical bits.
+template <class T>
+void ten_runs_identical(const Extents& e, int seed_a, int seed_b) {
+  for (int flags = 0; flags < 4; ++flags) {
+    const bool ta = flags & 1, tb = flags & 2;
+    auto da = upload<T>(Backend::cuda, random_values<T>(e.batch * e.m * e.n, seed_a + flags));
+    auto db = upload<T>(Backend::cuda, random_values<T>(e.batch * e.n * e.p, seed_b + flags));
+    const std::vector<T> first =
+        download<T>(*tlrt::bmm(*da, *db, e.batch, e.m, e.n, e.p, ta, tb, "test"));
+    for (int run = 1; run < 10; ++run) {
+      const std::vector<T> again =
+          download<T>(*tlrt::bmm(*da, *db, e.batch, e.m, e.n, e.p, ta, tb, "test"));
+      ASSERT_EQ(0, std::memcmp(first.data(), again.data(), first.size() * sizeof(T)))
+          << "run " << run << " differs: batch " << e.batch << " m " << e.m << " n " << e.n << " p "
+          << e.p << " tA " << ta << " tB " << tb;
+    }
+  }
+}
+
 // The small kernel: n = 0 gives +0, NaN and infinities propagate as in any inner product, ten runs
 // give identical bits.
 TEST_F(MatmulGpu, SmallProductsEdgeValuesAndRepeatability) {
@@ -182,19 +201,7 @@ TEST_F(MatmulGpu, SmallProductsEdgeValuesAndRepeatability) {
       EXPECT_EQ(c[i], r[i]) << i;
     }
   }
-  const Extents e{8, 32, 48, 16};
-  for (int flags = 0; flags < 4; ++flags) {
-    const bool ta = flags & 1, tb = flags & 2;
-    auto da = upload<float>(Backend::cuda, random_values<float>(e.batch * e.m * e.n, 5 + flags));
-    auto db = upload<float>(Backend::cuda, random_values<float>(e.batch * e.n * e.p, 9 + flags));
-    const std::vector<float> first =
-        download<float>(*tlrt::bmm(*da, *db, e.batch, e.m, e.n, e.p, ta, tb, "test"));
-    for (int run = 1; run < 10; ++run) {
-      EXPECT_EQ(download<float>(*tlrt::bmm(*da, *db, e.batch, e.m, e.n, e.p, ta, tb, "test")),
-                first)
-          << run << " tA " << ta << " tB " << tb;
-    }
-  }
+  ten_runs_identical<float>(Extents{8, 32, 48, 16}, 5, 9);
 }
 
 template <class T>
@@ -203,22 +210,7 @@ void repeatable() {
   const uint32_t before = tlrt::get_setting(deterministic);
   tlrt::set_setting(deterministic, 1);
   const Extents shapes[] = {{1, 1024, 4096, 512}, {16, 128, 300, 64}, {1, 7, 65537, 3}};
-  for (const Extents& e : shapes) {
-    for (int flags = 0; flags < 4; ++flags) {
-      const bool ta = flags & 1, tb = flags & 2;
-      auto da = upload<T>(Backend::cuda, random_values<T>(e.batch * e.m * e.n, 11 + flags));
-      auto db = upload<T>(Backend::cuda, random_values<T>(e.batch * e.n * e.p, 97 + flags));
-      const std::vector<T> first =
-          download<T>(*tlrt::bmm(*da, *db, e.batch, e.m, e.n, e.p, ta, tb, "test"));
-      for (int run = 1; run < 10; ++run) {
-        const std::vector<T> again =
-            download<T>(*tlrt::bmm(*da, *db, e.batch, e.m, e.n, e.p, ta, tb, "test"));
-        ASSERT_EQ(0, std::memcmp(first.data(), again.data(), first.size() * sizeof(T)))
-            << "run " << run << " differs: batch " << e.batch << " m " << e.m << " n " << e.n
-            << " p " << e.p << " tA " << ta << " tB " << tb;
-      }
-    }
-  }
+  for (const Extents& e : shapes) ten_runs_identical<T>(e, 11, 97);
   tlrt::set_setting(deterministic, before);
 }
 

@@ -1,5 +1,6 @@
 // Runtime pieces below the ABI that need no device: the settings' environment rule and
-// interplay, dtype codes, overflow-checked sizes, and the reference backend's buffers.
+// interplay, the CUDA paths' environment switches, dtype codes, overflow-checked sizes, and the
+// reference backend's buffers.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -12,6 +13,7 @@
 #include "runtime/buffer.h"
 #include "runtime/context.h"
 #include "runtime/counters.h"
+#include "runtime/env_switch.h"
 #include "runtime/settings.h"
 
 namespace {
@@ -42,6 +44,48 @@ TEST(Settings, EnvironmentRuleForDeterminism) {
   EXPECT_TRUE(tlrt::deterministic_from_environment("00"));
   EXPECT_TRUE(tlrt::deterministic_from_environment("false"));
   EXPECT_TRUE(tlrt::deterministic_from_environment(" 0"));
+}
+
+// The rule of each kind of switch, read on first use, and set() overriding it afterwards.
+bool switch_reads(const char* value, bool on_by_default) {
+  const char* name = "TLRT_ENV_SWITCH_TEST";
+  if (value == nullptr) {
+    unsetenv(name);
+  } else {
+    setenv(name, value, 1);
+  }
+  tlrt::EnvSwitch s(name, on_by_default);
+  return s.on();
+}
+
+TEST(EnvSwitch, OnByDefaultTurnsOffOnlyOnZero) {
+  EXPECT_TRUE(switch_reads(nullptr, true));
+  EXPECT_TRUE(switch_reads("", true));
+  EXPECT_FALSE(switch_reads("0", true));
+  EXPECT_TRUE(switch_reads("1", true));
+  EXPECT_TRUE(switch_reads("00", true));
+}
+
+TEST(EnvSwitch, OffByDefaultTurnsOnOnAnyOtherValue) {
+  EXPECT_FALSE(switch_reads(nullptr, false));
+  EXPECT_FALSE(switch_reads("", false));
+  EXPECT_FALSE(switch_reads("0", false));
+  EXPECT_TRUE(switch_reads("1", false));
+  EXPECT_TRUE(switch_reads("yes", false));
+}
+
+TEST(EnvSwitch, ReadsTheEnvironmentOnceAndSetOverrides) {
+  const char* name = "TLRT_ENV_SWITCH_TEST";
+  setenv(name, "0", 1);
+  tlrt::EnvSwitch s(name, true);
+  EXPECT_FALSE(s.on());
+  setenv(name, "1", 1);
+  EXPECT_FALSE(s.on()) << "the variable is read on first use only";
+  s.set(true);
+  EXPECT_TRUE(s.on());
+  s.set(false);
+  EXPECT_FALSE(s.on());
+  unsetenv(name);
 }
 
 TEST(Settings, ErrorsAreInvalidArguments) {
