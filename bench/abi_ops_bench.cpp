@@ -70,9 +70,10 @@ void abi_ops_benchmarks(Harness& h, const BenchOptions&) {
       {"bmm_with_transpose 1x16x16x16 [cuBLAS]",
        "TLRT_BMM_SMALL=0: one cuBLAS GEMM; for comparison, not part of the goal",
        [&] {
+         const bool before = tlrt::bmm_small_kernel_on();
          tlrt::set_bmm_small_kernel(false);
          lean_object* r = torchlean_cuda_buffer_bmm_with_transpose(a16, b16, 1, 16, 16, 16, 0, 1);
-         tlrt::set_bmm_small_kernel(true);
+         tlrt::set_bmm_small_kernel(before);
          return r;
        },
        true},

@@ -83,10 +83,6 @@ std::atomic<bool> g_callbacks_failed{false};
 std::mutex g_callbacks_why_mutex;
 std::string g_callbacks_why;
 
-bool callbacks_wanted() {
-  return g_callbacks_wanted.on();
-}
-
 void callbacks_failed(const std::string& why) {
   std::lock_guard<std::mutex> lock(g_callbacks_why_mutex);
   g_callbacks_why = why;
@@ -95,10 +91,6 @@ void callbacks_failed(const std::string& why) {
 
 // The power-of-two inverse kernel (TLRT_FFT_POW2_INVERSE, on by default).
 EnvSwitch g_pow2_wanted("TLRT_FFT_POW2_INVERSE", true);
-
-bool pow2_wanted() {
-  return g_pow2_wanted.on();
-}
 
 // Offsets inside one workspace block, 256-byte aligned.
 uint64_t align256(uint64_t bytes) {
@@ -233,7 +225,7 @@ void set_fft_pow2_inverse(bool enabled) {
 
 bool fft_pow2_inverse_on() {
 #if TLRT_HAVE_CUDA
-  return pow2_wanted();
+  return g_pow2_wanted.on();
 #else
   return false;
 #endif
@@ -241,7 +233,7 @@ bool fft_pow2_inverse_on() {
 
 bool fft_load_callbacks_active(bool f64, std::string* why) {
 #if TLRT_HAVE_CUDA
-  if (!callbacks_wanted()) {
+  if (!g_callbacks_wanted.on()) {
     if (why) *why = "switched off (TLRT_FFT_LOAD_CALLBACKS unset or \"0\")";
     return false;
   }
@@ -324,11 +316,11 @@ std::unique_ptr<Buffer> irfft1d_packed(const Buffer& spec, uint64_t batch, uint6
           kernels::irfft_length1_cuda(spec.as<T>(), batch, normalize, scale, out->as<T>(), s, op);
           return;
         }
-        if (kernels::irfft_pow2_supported(n, sizeof(T)) && pow2_wanted()) {
+        if (kernels::irfft_pow2_supported(n, sizeof(T)) && g_pow2_wanted.on()) {
           kernels::irfft_pow2_cuda(spec.as<T>(), batch, n, normalize, scale, out->as<T>(), s, op);
           return;
         }
-        if (callbacks_wanted() && !g_callbacks_failed.load(std::memory_order_acquire)) {
+        if (g_callbacks_wanted.on() && !g_callbacks_failed.load(std::memory_order_acquire)) {
           const kernels::FftLoadCallback callback = kernels::irfft_load_callback(sizeof(T) == 8);
           std::optional<PlanLease> plan;
           if (callback.ltoir == nullptr) {

@@ -34,10 +34,6 @@ void with_cublas(bool tf32, Queue&& queue) {
 // The small-product kernel (TLRT_BMM_SMALL, on by default).
 EnvSwitch g_small_wanted("TLRT_BMM_SMALL", true);
 
-bool small_wanted() {
-  return g_small_wanted.on();
-}
-
 // The host's physical memory in bytes (0 when unknown).
 uint64_t host_memory_bytes() {
   const long pages = sysconf(_SC_PHYS_PAGES);
@@ -53,7 +49,7 @@ void set_bmm_small_kernel(bool enabled) {
 }
 
 bool bmm_small_kernel_on() {
-  return small_wanted();
+  return g_small_wanted.on();
 }
 
 void require_transpose_flags(uint32_t transpose_a, uint32_t transpose_b, const char* op) {
@@ -86,7 +82,7 @@ std::unique_ptr<Buffer> bmm(const Buffer& a, const Buffer& b, uint64_t batch, ui
       [&](auto as, CUstream_st* s) {
         using T = typename decltype(as)::type;
 #if TLRT_HAVE_CUDA
-        if (kernels::bmm_small_fits(shape) && small_wanted()) {
+        if (kernels::bmm_small_fits(shape) && g_small_wanted.on()) {
           kernels::bmm_small_cuda(a.as<T>(), b.as<T>(), out->as<T>(), shape, s, op);
           return;
         }
