@@ -27,11 +27,12 @@ __device__ __forceinline__ uint32_t padded(uint32_t i) {
   return i + (i >> kShift);
 }
 
-// One Stockham pass (sub-transform size 2^kLogNs, radix R) of the block's row in `data`, with
+// One Stockham pass (sub-transform size 2^kLogNs, radix R) from the row in `from` to `to`, with
 // the pass's twiddles from `tw` (its own table); the last pass writes `dst` (the row's reals as
-// h complex values) instead of `data`.
-template <class T, int kLogH, int R, int kLogNs, bool kLast>
-__device__ __forceinline__ void pow2_pass(Cplx<T>* data, const Cplx<T>* tw,
+// h complex values) instead. In place (from == to) every thread's reads end at a barrier before
+// any thread writes; between two buffers only the barrier after the writes remains.
+template <class T, int kLogH, int R, int kLogNs, bool kLast, bool kInPlace>
+__device__ __forceinline__ void pow2_pass(const Cplx<T>* from, Cplx<T>* to, const Cplx<T>* tw,
                                           Cplx<T>* __restrict__ dst) {
   constexpr uint32_t h = uint32_t{1} << kLogH, ns = uint32_t{1} << kLogNs, butterflies = h / R;
   constexpr int kThreads = kPow2Threads<kLogH>;
@@ -46,10 +47,10 @@ __device__ __forceinline__ void pow2_pass(Cplx<T>* data, const Cplx<T>* tw,
     for (int b = 0; b < kPer; ++b) {
       const uint32_t j = threadIdx.x + uint32_t{kThreads} * b;
 #pragma unroll
-      for (int r = 0; r < R; ++r) v[b][r] = data[padded<T>(j + r * butterflies)];
+      for (int r = 0; r < R; ++r) v[b][r] = from[padded<T>(j + r * butterflies)];
     }
   }
-  __syncthreads();
+  if constexpr (kInPlace) __syncthreads();
   if (active) {
 #pragma unroll
     for (int b = 0; b < kPer; ++b) {
@@ -66,7 +67,7 @@ __device__ __forceinline__ void pow2_pass(Cplx<T>* data, const Cplx<T>* tw,
         if constexpr (kLast) {
           dst[o + r * ns] = v[b][r];
         } else {
-          data[padded<T>(o + r * ns)] = v[b][r];
+          to[padded<T>(o + r * ns)] = v[b][r];
         }
       }
     }
@@ -74,32 +75,56 @@ __device__ __forceinline__ void pow2_pass(Cplx<T>* data, const Cplx<T>* tw,
   if constexpr (!kLast) __syncthreads();
 }
 
-// The radix-8 passes from sub-transform size 2^kLogNs on.
-template <class T, int kLogH, int kLogNs>
-__device__ __forceinline__ void radix8_passes(Cplx<T>* data, const Cplx<T>* tw,
+// The number of passes of a row.
+template <int kLogH>
+constexpr int kPow2Passes = 1 + (kLogH - first_pass_log_radix(kLogH)) / 3;
+
+// The radix-8 passes from sub-transform size 2^kLogNs on; pass kIndex reads buffer a when kIndex
+// is even and b when odd, and writes the other (a == b: one buffer, in place).
+template <class T, int kLogH, int kLogNs, int kIndex, bool kInPlace>
+__device__ __forceinline__ void radix8_passes(Cplx<T>* a, Cplx<T>* b, const Cplx<T>* tw,
                                               Cplx<T>* __restrict__ dst) {
   constexpr bool kLast = kLogNs + 3 == kLogH;
-  pow2_pass<T, kLogH, 8, kLogNs, kLast>(data, tw + pass_twiddle_offset(kLogH, kLogNs), dst);
-  if constexpr (!kLast) radix8_passes<T, kLogH, kLogNs + 3>(data, tw, dst);
+  Cplx<T>* from = kIndex % 2 == 0 ? a : b;
+  Cplx<T>* to = kIndex % 2 == 0 ? b : a;
+  pow2_pass<T, kLogH, 8, kLogNs, kLast, kInPlace>(from, to, tw + pass_twiddle_offset(kLogH, kLogNs),
+                                                  dst);
+  if constexpr (!kLast) radix8_passes<T, kLogH, kLogNs + 3, kIndex + 1, kInPlace>(a, b, tw, dst);
 }
 
-// Every pass of the row: the first (radix 2, 4 or 8, no twiddles), then the radix-8 ones.
-template <class T, int kLogH>
-__device__ __forceinline__ void all_passes(Cplx<T>* data, const Cplx<T>* tw,
+// Every pass of the row, which starts in buffer a: the first (radix 2, 4 or 8, no twiddles), then
+// the radix-8 ones.
+template <class T, int kLogH, bool kInPlace>
+__device__ __forceinline__ void all_passes(Cplx<T>* a, Cplx<T>* b, const Cplx<T>* tw,
                                            Cplx<T>* __restrict__ dst) {
   constexpr int kFirst = first_pass_log_radix(kLogH);
   static_assert(kLogH > kFirst, "at least two passes");
-  pow2_pass<T, kLogH, 1 << kFirst, 0, false>(data, tw, dst);
-  radix8_passes<T, kLogH, kFirst>(data, tw, dst);
+  pow2_pass<T, kLogH, 1 << kFirst, 0, false, kInPlace>(a, b, tw, dst);
+  radix8_passes<T, kLogH, kFirst, 1, kInPlace>(a, b, tw, dst);
 }
+
+// A block's shared memory: irfft_pow2_shared_bytes (the tables and one padded row), plus a second
+// padded row when the two still fit in kPow2InverseSharedBytes (then every pass runs between the
+// two rows, with one barrier instead of two).
+template <class T, int kLogH>
+constexpr uint64_t kPow2RowBytes = ((uint64_t{1} << kLogH) +
+                                    (uint64_t{1} << kLogH) * sizeof(Cplx<T>) / 128) *
+                                   sizeof(Cplx<T>);
+template <class T, int kLogH>
+constexpr bool kPow2TwoRows =
+    irfft_pow2_shared_bytes(uint64_t{2} << kLogH, sizeof(T)) + kPow2RowBytes<T, kLogH> <=
+    kPow2InverseSharedBytes;
+template <class T, int kLogH>
+constexpr uint64_t kPow2BlockBytes = irfft_pow2_shared_bytes(uint64_t{2} << kLogH, sizeof(T)) +
+                                     (kPow2TwoRows<T, kLogH> ? kPow2RowBytes<T, kLogH> : 0);
 
 // Blocks an SM the registers must allow: enough for 768 threads an SM in float32 and 512 in float64
 // (whose values take two registers), as far as the shared memory admits them (a block's is at most
 // kPow2InverseSharedBytes, so at least two).
 template <class T, int kLogH>
-constexpr int kPow2MinBlocks = static_cast<int>(std::min<uint64_t>(
-    (sizeof(T) == 4 ? 768 : 512) / kPow2Threads<kLogH>,
-    (uint64_t{227} << 10) / irfft_pow2_shared_bytes(uint64_t{2} << kLogH, sizeof(T))));
+constexpr int kPow2MinBlocks =
+    static_cast<int>(std::min<uint64_t>((sizeof(T) == 4 ? 768 : 512) / kPow2Threads<kLogH>,
+                                        (uint64_t{227} << 10) / kPow2BlockBytes<T, kLogH>));
 
 template <class T, int kLogH>
 __global__ void __launch_bounds__(kPow2Threads<kLogH>, kPow2MinBlocks<T, kLogH>)
@@ -113,6 +138,8 @@ __global__ void __launch_bounds__(kPow2Threads<kLogH>, kPow2MinBlocks<T, kLogH>)
   Cplx<T>* table = reinterpret_cast<Cplx<T>*>(pow2_smem);  // e^{pi i k / h}, k < h
   Cplx<T>* tw = table + h;                                 // the passes' own tables
   Cplx<T>* data = tw + pass_twiddle_offset(kLogH, kLogH);  // the row, padded
+  constexpr bool kTwoRows = kPow2TwoRows<T, kLogH>;
+  Cplx<T>* other = kTwoRows ? data + kPow2RowBytes<T, kLogH> / sizeof(Cplx<T>) : data;
   // e^{pi i k / h}: sincospi for k <= h/4, the rest by the exact symmetries
   // e^{i (pi/2 - t)} = (sin t, cos t) and e^{i (pi/2 + t)} = (-sin t, cos t).
   for (uint32_t k = threadIdx.x; k <= h / 4; k += kThreads) {
@@ -170,9 +197,11 @@ __global__ void __launch_bounds__(kPow2Threads<kLogH>, kPow2MinBlocks<T, kLogH>)
     __syncthreads();
     if (row + gridDim.x < batch) fetch(row + gridDim.x);
     Cplx<T>* y = reinterpret_cast<Cplx<T>*>(out) + row * h;
-    all_passes<T, kLogH>(data, tw, y);
-    // The last pass read the row before its barrier and wrote only to global memory, so the next
-    // row may be formed in `data` at once.
+    all_passes<T, kLogH, !kTwoRows>(data, other, tw, y);
+    // In place, the last pass read the row before its barrier and wrote only to global memory, so
+    // the next row may be formed in `data` at once. Between two rows, that holds when the last
+    // pass read `other`; when it read `data` (an odd number of passes), a barrier first.
+    if constexpr (kTwoRows && kPow2Passes<kLogH> % 2 == 1) __syncthreads();
   }
 }
 
@@ -180,7 +209,7 @@ template <class T, int kLogH>
 void launch_pow2(const T* spec, uint64_t batch, bool scaled, T scale, T* out, cudaStream_t stream,
                  const char* op) {
   constexpr int kThreads = kPow2Threads<kLogH>;
-  const size_t bytes = irfft_pow2_shared_bytes(uint64_t{2} << kLogH, sizeof(T));
+  constexpr size_t bytes = kPow2BlockBytes<T, kLogH>;
   const int per_sm = resident_blocks_per_sm<irfft_pow2_kernel<T, kLogH>>(kThreads, bytes, op);
   const uint64_t wave = uint64_t{current_sm_count(op)} * static_cast<uint64_t>(per_sm);
   const uint64_t blocks = std::min(batch, wave);
