@@ -5,8 +5,10 @@
 // helpers with the butterflies spread over a block (tests/fft_gpu_test.cpp checks it on a GPU).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <random>
 #include <vector>
@@ -64,6 +66,33 @@ void pass(std::vector<Cplx<T>>& data, const Cplx<T>* tw, uint64_t h, uint64_t ns
   }
 }
 
+// The first pass as the kernel runs it: butterfly j < B/2 with its partner, inputs formed from
+// the spectrum by first_pass_inputs, outputs to positions j R0 + r (ns = 1). `written` counts the
+// writes per position.
+template <class T, int R0>
+void first_pass(const Cplx<T>* row, std::vector<Cplx<T>>& data, const std::vector<Cplx<T>>& table,
+                uint64_t h, bool scaled, T scale, std::vector<int>& written) {
+  const uint64_t b = h / R0;
+  for (uint64_t j = 0; j < b / 2; ++j) {
+    const uint64_t m = tlrt::kernels::first_pass_partner(j, b);
+    Cplx<T> xj[R0], xm[R0], zj[R0], zm[R0];
+    for (int r = 0; r < R0; ++r) {
+      xj[r] = row[j + r * b];
+      xm[r] = row[m + r * b];
+    }
+    tlrt::kernels::first_pass_inputs<T, R0>(h, j, xj, xm, row[h], table.data(), scaled, scale, zj,
+                                            zm);
+    tlrt::kernels::radix_butterfly<T, R0>(zj);
+    tlrt::kernels::radix_butterfly<T, R0>(zm);
+    for (int r = 0; r < R0; ++r) {
+      data[j * R0 + r] = zj[r];
+      data[m * R0 + r] = zm[r];
+      ++written[j * R0 + r];
+      ++written[m * R0 + r];
+    }
+  }
+}
+
 // The kernel's schedule on one thread.
 template <class T>
 std::vector<T> host_model(const std::vector<T>& spec, uint64_t batch, uint64_t n, bool scaled) {
@@ -76,18 +105,13 @@ std::vector<T> host_model(const std::vector<T>& spec, uint64_t batch, uint64_t n
   for (uint64_t b = 0; b < batch; ++b) {
     const Cplx<T>* row = reinterpret_cast<const Cplx<T>*>(spec.data()) + b * (h + 1);
     std::vector<Cplx<T>> data(h);
-    for (uint64_t p = 0; p <= h / 2; ++p) {  // the pair X_p, X_{h-p} gives Z_p and Z_{h-p}
-      data[p] =
-          tlrt::kernels::half_input_values(row[p], row[h - p], p == 0, table[p], scaled, scale);
-      if (p != 0 && p != h / 2) {
-        data[h - p] = tlrt::kernels::half_input_values(row[h - p], row[p], false, table[h - p],
-                                                       scaled, scale);
-      }
-    }
+    std::vector<int> written(h, 0);
     const int first = tlrt::kernels::first_pass_log_radix(log_h);
-    if (first == 1) pass<T, 2>(data, tw.data(), h, 1);
-    if (first == 2) pass<T, 4>(data, tw.data(), h, 1);
-    if (first == 3) pass<T, 8>(data, tw.data(), h, 1);
+    if (first == 1) first_pass<T, 2>(row, data, table, h, scaled, scale, written);
+    if (first == 2) first_pass<T, 4>(row, data, table, h, scaled, scale, written);
+    if (first == 3) first_pass<T, 8>(row, data, table, h, scaled, scale, written);
+    EXPECT_EQ(std::count(written.begin(), written.end(), 1), static_cast<ptrdiff_t>(h))
+        << "the first pass writes every position once, h = " << h;
     for (int l = first; l < log_h; l += 3) {
       pass<T, 8>(data, tw.data() + tlrt::kernels::pass_twiddle_offset(log_h, l), h,
                  uint64_t{1} << l);
@@ -98,6 +122,48 @@ std::vector<T> host_model(const std::vector<T>& spec, uint64_t batch, uint64_t n
     }
   }
   return out;
+}
+
+// first_pass_inputs gives, bit for bit, Z_k of each input's position k = j + r B from its own pair
+// (X_k, X_{h-k}).
+template <class T, int R0>
+void inputs_are_the_z_of_their_positions(uint64_t h) {
+  std::mt19937_64 gen(h);
+  std::uniform_real_distribution<double> dist(-1.0, 1.0);
+  std::vector<Cplx<T>> row(h + 1);
+  for (Cplx<T>& x : row) x = {static_cast<T>(dist(gen)), static_cast<T>(dist(gen))};
+  const std::vector<Cplx<T>> table = twiddle_table<T>(h);
+  const T scale = tlrt::kernels::fft_inverse_scale<T>(2 * h);
+  auto z = [&](uint64_t k) {
+    return tlrt::kernels::half_input_values(row[k], row[h - k], k == 0, table[k], true, scale);
+  };
+  const uint64_t b = h / R0;
+  for (uint64_t j = 0; j < b / 2; ++j) {
+    const uint64_t m = tlrt::kernels::first_pass_partner(j, b);
+    Cplx<T> xj[R0], xm[R0], zj[R0], zm[R0];
+    for (int r = 0; r < R0; ++r) {
+      xj[r] = row[j + r * b];
+      xm[r] = row[m + r * b];
+    }
+    tlrt::kernels::first_pass_inputs<T, R0>(h, j, xj, xm, row[h], table.data(), true, scale, zj,
+                                            zm);
+    for (int r = 0; r < R0; ++r) {
+      const Cplx<T> want_j = z(j + r * b), want_m = z(m + r * b);
+      EXPECT_EQ(std::memcmp(&zj[r], &want_j, sizeof want_j), 0)
+          << "h " << h << " j " << j << " r " << r;
+      EXPECT_EQ(std::memcmp(&zm[r], &want_m, sizeof want_m), 0)
+          << "h " << h << " m " << m << " r " << r;
+    }
+  }
+}
+
+TEST(FftPow2, FirstPassInputsAreTheZOfTheirPositions) {
+  inputs_are_the_z_of_their_positions<float, 2>(128);
+  inputs_are_the_z_of_their_positions<float, 4>(256);
+  inputs_are_the_z_of_their_positions<float, 8>(512);
+  inputs_are_the_z_of_their_positions<double, 2>(1024);
+  inputs_are_the_z_of_their_positions<double, 4>(2048);
+  inputs_are_the_z_of_their_positions<double, 8>(4096);
 }
 
 template <class T>

@@ -1,10 +1,11 @@
 // The one-kernel inverse real FFT of power-of-two lengths (kernels/fft/irfft_pow2.h): a block per
-// row at a time, its threads over the row's butterflies. Per row: Z_k and Z_{h-k} formed from the
-// pair X_k, X_{h-k} of the packed row (one read of the spectrum, fetched into registers while the
-// previous row's passes run) into shared memory, the Stockham passes in place (each butterfly's
-// inputs held in registers between two barriers; the pass geometry is a compile-time constant),
-// the last pass written straight to the row's n reals. The twiddle tables are built once per
-// block; the grid is one wave of resident blocks striding over the rows.
+// row at a time, its threads over the row's butterflies. Per row: the first pass forms its inputs
+// Z_k from the packed row (one read of the spectrum, fetched into registers while the previous
+// row's passes run: each thread holds the values of a butterfly and its partner, whose inputs pair
+// up, first_pass_inputs) and writes its outputs to shared memory; the radix-8 Stockham passes
+// follow (the pass geometry a compile-time constant), between two row buffers where they fit and
+// in place otherwise, the last pass written straight to the row's n reals. The twiddle tables are
+// built once per block; the grid is one wave of resident blocks striding over the rows.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -92,15 +93,43 @@ __device__ __forceinline__ void radix8_passes(Cplx<T>* a, Cplx<T>* b, const Cplx
   if constexpr (!kLast) radix8_passes<T, kLogH, kLogNs + 3, kIndex + 1, kInPlace>(a, b, tw, dst);
 }
 
-// Every pass of the row, which starts in buffer a: the first (radix 2, 4 or 8, no twiddles), then
-// the radix-8 ones.
-template <class T, int kLogH, bool kInPlace>
-__device__ __forceinline__ void all_passes(Cplx<T>* a, Cplx<T>* b, const Cplx<T>* tw,
-                                           Cplx<T>* __restrict__ dst) {
-  constexpr int kFirst = first_pass_log_radix(kLogH);
-  static_assert(kLogH > kFirst, "at least two passes");
-  pow2_pass<T, kLogH, 1 << kFirst, 0, false, kInPlace>(a, b, tw, dst);
-  radix8_passes<T, kLogH, kFirst, 1, kInPlace>(a, b, tw, dst);
+// The first pass (radix R0, ns = 1: no twiddles) from the spectrum values in registers: the thread
+// takes butterflies j = threadIdx.x + kThreads b < B/2, b < kHalf, and their partners, and writes
+// their outputs to `to`, then waits at a barrier (at n = 1024 half the threads have no pair).
+template <class T, int kLogH>
+constexpr int kPow2FirstRadix = 1 << first_pass_log_radix(kLogH);
+template <class T, int kLogH>
+constexpr uint32_t kPow2FirstPairs = (uint32_t{1} << kLogH) / kPow2FirstRadix<T, kLogH> / 2;
+template <class T, int kLogH>
+constexpr int kPow2FirstHalf =
+    (static_cast<int>(kPow2FirstPairs<T, kLogH>) + kPow2Threads<kLogH> - 1) / kPow2Threads<kLogH>;
+
+template <class T, int kLogH>
+__device__ __forceinline__ void first_pass(
+    const Cplx<T> (&xj)[kPow2FirstHalf<T, kLogH>][kPow2FirstRadix<T, kLogH>],
+    const Cplx<T> (&xm)[kPow2FirstHalf<T, kLogH>][kPow2FirstRadix<T, kLogH>], Cplx<T> xh,
+    const Cplx<T>* table, bool scaled, T scale, Cplx<T>* to) {
+  constexpr uint32_t h = uint32_t{1} << kLogH;
+  constexpr int R0 = kPow2FirstRadix<T, kLogH>, kHalf = kPow2FirstHalf<T, kLogH>;
+  constexpr int kThreads = kPow2Threads<kLogH>;
+  constexpr uint32_t kPairs = kPow2FirstPairs<T, kLogH>;
+  static_assert(kPairs % kThreads == 0 || kHalf == 1, "geometry");
+#pragma unroll
+  for (int b = 0; b < kHalf; ++b) {
+    const uint32_t j = threadIdx.x + uint32_t{kThreads} * b;
+    if (kPairs % kThreads != 0 && j >= kPairs) break;
+    const uint32_t m = static_cast<uint32_t>(first_pass_partner(j, h / R0));
+    Cplx<T> zj[R0], zm[R0];
+    first_pass_inputs<T, R0>(h, j, xj[b], xm[b], xh, table, scaled, scale, zj, zm);
+    radix_butterfly<T, R0>(zj);
+    radix_butterfly<T, R0>(zm);
+#pragma unroll
+    for (int r = 0; r < R0; ++r) {
+      to[padded<T>(j * R0 + r)] = zj[r];
+      to[padded<T>(m * R0 + r)] = zm[r];
+    }
+  }
+  __syncthreads();
 }
 
 // A block's shared memory: irfft_pow2_shared_bytes (the tables and one padded row), plus a second
@@ -118,13 +147,14 @@ template <class T, int kLogH>
 constexpr uint64_t kPow2BlockBytes = irfft_pow2_shared_bytes(uint64_t{2} << kLogH, sizeof(T)) +
                                      (kPow2TwoRows<T, kLogH> ? kPow2RowBytes<T, kLogH> : 0);
 
-// Blocks an SM the registers must allow: enough for 768 threads an SM in float32 and 512 in float64
-// (whose values take two registers), as far as the shared memory admits them (a block's is at most
-// kPow2InverseSharedBytes, so at least two).
+// Blocks an SM the registers must allow: enough for 768 threads an SM in float32 from n = 2048
+// and 512 otherwise (float64 values take two registers; below n = 2048 a thread of the first
+// pass holds eight butterfly inputs and their spectrum values), as far as the shared memory
+// admits them (a block's is at most kPow2InverseSharedBytes, so at least two).
 template <class T, int kLogH>
-constexpr int kPow2MinBlocks =
-    static_cast<int>(std::min<uint64_t>((sizeof(T) == 4 ? 768 : 512) / kPow2Threads<kLogH>,
-                                        (uint64_t{227} << 10) / kPow2BlockBytes<T, kLogH>));
+constexpr int kPow2MinBlocks = static_cast<int>(
+    std::min<uint64_t>((sizeof(T) == 4 && kLogH >= 10 ? 768 : 512) / kPow2Threads<kLogH>,
+                       (uint64_t{227} << 10) / kPow2BlockBytes<T, kLogH>));
 
 template <class T, int kLogH>
 __global__ void __launch_bounds__(kPow2Threads<kLogH>, kPow2MinBlocks<T, kLogH>)
@@ -132,8 +162,6 @@ __global__ void __launch_bounds__(kPow2Threads<kLogH>, kPow2MinBlocks<T, kLogH>)
                       T* __restrict__ out) {
   constexpr uint32_t h = uint32_t{1} << kLogH;
   constexpr int kThreads = kPow2Threads<kLogH>;
-  constexpr uint32_t kPairs = h / 2 + 1;  // k = 0 .. h/2, each with h - k
-  constexpr int kPairsPer = static_cast<int>((kPairs + kThreads - 1) / kThreads);
   extern __shared__ unsigned char pow2_smem[];
   Cplx<T>* table = reinterpret_cast<Cplx<T>*>(pow2_smem);  // e^{pi i k / h}, k < h
   Cplx<T>* tw = table + h;                                 // the passes' own tables
@@ -165,43 +193,45 @@ __global__ void __launch_bounds__(kPow2Threads<kLogH>, kPow2MinBlocks<T, kLogH>)
       tw[offset + e] = stockham_twiddle(table, h, ns, radix, e % ns, e / ns + 1);
     }
   }
-  // The raw pairs (X_p, X_{h-p}) of this thread's p = threadIdx.x + kThreads i, fetched a row ahead
-  // while the passes run.
-  Cplx<T> xa[kPairsPer], xc[kPairsPer];
+  // The spectrum values of this thread's first-pass butterflies and their partners, fetched a row
+  // ahead while the passes run; X_h for butterfly 0 (thread 0).
+  constexpr int R0 = kPow2FirstRadix<T, kLogH>, kHalf = kPow2FirstHalf<T, kLogH>;
+  constexpr uint32_t kFirstButterflies = h / R0;
+  Cplx<T> xj[kHalf][R0], xm[kHalf][R0], xh = {T(0), T(0)};
   auto fetch = [&](uint64_t row) {
     const Cplx<T>* x = reinterpret_cast<const Cplx<T>*>(spec) + row * (h + 1);
 #pragma unroll
-    for (int i = 0; i < kPairsPer; ++i) {
-      const uint32_t p = threadIdx.x + uint32_t{kThreads} * i;
-      if (p < kPairs) {
-        xa[i] = x[p];
-        xc[i] = x[h - p];
+    for (int b = 0; b < kHalf; ++b) {
+      const uint32_t j = threadIdx.x + uint32_t{kThreads} * b;
+      if (kPow2FirstPairs<T, kLogH> % kThreads != 0 && j >= kPow2FirstPairs<T, kLogH>) break;
+      const uint32_t m = static_cast<uint32_t>(first_pass_partner(j, kFirstButterflies));
+#pragma unroll
+      for (int r = 0; r < R0; ++r) {
+        xj[b][r] = x[j + r * kFirstButterflies];
+        xm[b][r] = x[m + r * kFirstButterflies];
       }
     }
+    if (threadIdx.x == 0) xh = x[h];
   };
   uint64_t row = blockIdx.x;
   if (row < batch) fetch(row);
   __syncthreads();  // the twiddle tables
+  // Pass p reads `a` when p is even and `b` when odd (a == b: in place). The first pass writes b.
+  Cplx<T>* a = data;
+  Cplx<T>* b = other;
   for (; row < batch; row += gridDim.x) {
-#pragma unroll
-    for (int i = 0; i < kPairsPer; ++i) {
-      const uint32_t p = threadIdx.x + uint32_t{kThreads} * i;
-      if (p < kPairs) {
-        data[padded<T>(p)] = half_input_values(xa[i], xc[i], p == 0, table[p], scaled, scale);
-        if (p != 0 && p != h / 2) {
-          data[padded<T>(h - p)] =
-              half_input_values(xc[i], xa[i], false, table[h - p], scaled, scale);
-        }
-      }
-    }
-    __syncthreads();
+    first_pass<T, kLogH>(xj, xm, xh, table, scaled, scale, b);
     if (row + gridDim.x < batch) fetch(row + gridDim.x);
     Cplx<T>* y = reinterpret_cast<Cplx<T>*>(out) + row * h;
-    all_passes<T, kLogH, !kTwoRows>(data, other, tw, y);
-    // In place, the last pass read the row before its barrier and wrote only to global memory, so
-    // the next row may be formed in `data` at once. Between two rows, that holds when the last
-    // pass read `other`; when it read `data` (an odd number of passes), a barrier first.
-    if constexpr (kTwoRows && kPow2Passes<kLogH> % 2 == 1) __syncthreads();
+    radix8_passes<T, kLogH, first_pass_log_radix(kLogH), 1, !kTwoRows>(a, b, tw, y);
+    // The next row's first pass writes b. In place, the last pass's reads ended at its barrier.
+    // Between two rows, when the last pass read b (an even number of passes), the rows trade
+    // places: a was last read by the pass before, which ended at a barrier.
+    if constexpr (kTwoRows && kPow2Passes<kLogH> % 2 == 0) {
+      Cplx<T>* t = a;
+      a = b;
+      b = t;
+    }
   }
 }
 

@@ -117,6 +117,42 @@ TLRT_HOST_DEVICE Cplx<T> half_input_values(Cplx<T> a, Cplx<T> c, bool first, Cpl
   return z;
 }
 
+// The first pass (radix R0 = 2^first_pass_log_radix(log h), ns = 1, B = h / R0 butterflies) takes
+// its inputs straight from the spectrum. Input r of butterfly j is Z_k, k = j + r B, formed from
+// X_k and X_{h-k}, and h - k is input R0-1-r of butterfly B - j (j != 0). So butterflies pair up:
+// j with first_pass_partner(j) for 0 <= j < B/2, 0 with B/2, each pair's 2 R0 inputs formed from
+// the same 2 R0 spectrum values (and X_h for butterfly 0).
+TLRT_HOST_DEVICE constexpr uint64_t first_pass_partner(uint64_t j, uint64_t butterflies) {
+  return j == 0 ? butterflies / 2 : butterflies - j;
+}
+
+// The inputs zj of butterfly j (0 <= j < B/2) and zm of its partner m from xj[r] = X_{j + r B},
+// xm[r] = X_{m + r B} and xh = X_h (used when j == 0, where butterflies 0 and B/2 are each their
+// own mirror: input r of butterfly 0 pairs with input R0-r, its input 0 with X_h; input r of
+// butterfly B/2 with its input R0-1-r). The same half_input_values as Z_k from its pair.
+template <class T, int R0>
+TLRT_HOST_DEVICE void first_pass_inputs(uint64_t h, uint64_t j, const Cplx<T> (&xj)[R0],
+                                        const Cplx<T> (&xm)[R0], Cplx<T> xh, const Cplx<T>* table,
+                                        bool scaled, T scale, Cplx<T> (&zj)[R0],
+                                        Cplx<T> (&zm)[R0]) {
+  const uint64_t b = h / R0;
+  if (j != 0) {
+    for (int r = 0; r < R0; ++r) {
+      const uint64_t k = j + r * b;
+      zj[r] = half_input_values(xj[r], xm[R0 - 1 - r], false, table[k], scaled, scale);
+      zm[R0 - 1 - r] = half_input_values(xm[R0 - 1 - r], xj[r], false, table[h - k], scaled, scale);
+    }
+    return;
+  }
+  zj[0] = half_input_values(xj[0], xh, true, table[0], scaled, scale);
+  for (int r = 1; r < R0; ++r) {
+    zj[r] = half_input_values(xj[r], xj[R0 - r], false, table[r * b], scaled, scale);
+  }
+  for (int r = 0; r < R0; ++r) {
+    zm[r] = half_input_values(xm[r], xm[R0 - 1 - r], false, table[b / 2 + r * b], scaled, scale);
+  }
+}
+
 // Output position of input 0 of butterfly j in the pass with sub-transform size ns (a power of
 // two) and radix R; output r goes to that plus r ns.
 TLRT_HOST_DEVICE uint64_t stockham_out(uint64_t j, uint64_t ns, uint64_t radix) {
