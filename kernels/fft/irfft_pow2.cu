@@ -62,7 +62,7 @@ __device__ __forceinline__ void pow2_pass(const Cplx<T>* from, Cplx<T>* to, cons
         for (int r = 1; r < R; ++r) v[b][r] = cmul(v[b][r], tw[(r - 1) * ns + m]);
       }
       radix_butterfly<T, R>(v[b]);
-      const uint32_t o = (j - m) * R + m;
+      const uint32_t o = stockham_out(j, ns, R);
 #pragma unroll
       for (int r = 0; r < R; ++r) {
         if constexpr (kLast) {

@@ -155,7 +155,7 @@ TLRT_HOST_DEVICE void first_pass_inputs(uint64_t h, uint64_t j, const Cplx<T> (&
 
 // Output position of input 0 of butterfly j in the pass with sub-transform size ns (a power of
 // two) and radix R; output r goes to that plus r ns.
-TLRT_HOST_DEVICE uint64_t stockham_out(uint64_t j, uint64_t ns, uint64_t radix) {
+TLRT_HOST_DEVICE constexpr uint32_t stockham_out(uint32_t j, uint32_t ns, uint32_t radix) {
   return (j & ~(ns - 1)) * radix + (j & (ns - 1));
 }
 
