@@ -168,6 +168,29 @@ __global__ void __launch_bounds__(kPow2Threads<kLogH>, kPow2MinBlocks<T, kLogH>)
   Cplx<T>* data = tw + pass_twiddle_offset(kLogH, kLogH);  // the row, padded
   constexpr bool kTwoRows = kPow2TwoRows<T, kLogH>;
   Cplx<T>* other = kTwoRows ? data + kPow2RowBytes<T, kLogH> / sizeof(Cplx<T>) : data;
+  // The spectrum values of this thread's first-pass butterflies and their partners, fetched a row
+  // ahead while the passes run (the first row's while the tables are built); X_h for butterfly 0
+  // (thread 0).
+  constexpr int R0 = kPow2FirstRadix<T, kLogH>, kHalf = kPow2FirstHalf<T, kLogH>;
+  constexpr uint32_t kFirstButterflies = h / R0;
+  Cplx<T> xj[kHalf][R0], xm[kHalf][R0], xh = {T(0), T(0)};
+  auto fetch = [&](uint64_t row) {
+    const Cplx<T>* x = reinterpret_cast<const Cplx<T>*>(spec) + row * (h + 1);
+#pragma unroll
+    for (int b = 0; b < kHalf; ++b) {
+      const uint32_t j = threadIdx.x + uint32_t{kThreads} * b;
+      if (kPow2FirstPairs<T, kLogH> % kThreads != 0 && j >= kPow2FirstPairs<T, kLogH>) break;
+      const uint32_t m = static_cast<uint32_t>(first_pass_partner(j, kFirstButterflies));
+#pragma unroll
+      for (int r = 0; r < R0; ++r) {
+        xj[b][r] = x[j + r * kFirstButterflies];
+        xm[b][r] = x[m + r * kFirstButterflies];
+      }
+    }
+    if (threadIdx.x == 0) xh = x[h];
+  };
+  uint64_t row = blockIdx.x;
+  if (row < batch) fetch(row);
   // e^{pi i k / h}: sincospi for k <= h/4, the rest by the exact symmetries
   // e^{i (pi/2 - t)} = (sin t, cos t) and e^{i (pi/2 + t)} = (-sin t, cos t).
   for (uint32_t k = threadIdx.x; k <= h / 4; k += kThreads) {
@@ -193,28 +216,6 @@ __global__ void __launch_bounds__(kPow2Threads<kLogH>, kPow2MinBlocks<T, kLogH>)
       tw[offset + e] = stockham_twiddle(table, h, ns, radix, e % ns, e / ns + 1);
     }
   }
-  // The spectrum values of this thread's first-pass butterflies and their partners, fetched a row
-  // ahead while the passes run; X_h for butterfly 0 (thread 0).
-  constexpr int R0 = kPow2FirstRadix<T, kLogH>, kHalf = kPow2FirstHalf<T, kLogH>;
-  constexpr uint32_t kFirstButterflies = h / R0;
-  Cplx<T> xj[kHalf][R0], xm[kHalf][R0], xh = {T(0), T(0)};
-  auto fetch = [&](uint64_t row) {
-    const Cplx<T>* x = reinterpret_cast<const Cplx<T>*>(spec) + row * (h + 1);
-#pragma unroll
-    for (int b = 0; b < kHalf; ++b) {
-      const uint32_t j = threadIdx.x + uint32_t{kThreads} * b;
-      if (kPow2FirstPairs<T, kLogH> % kThreads != 0 && j >= kPow2FirstPairs<T, kLogH>) break;
-      const uint32_t m = static_cast<uint32_t>(first_pass_partner(j, kFirstButterflies));
-#pragma unroll
-      for (int r = 0; r < R0; ++r) {
-        xj[b][r] = x[j + r * kFirstButterflies];
-        xm[b][r] = x[m + r * kFirstButterflies];
-      }
-    }
-    if (threadIdx.x == 0) xh = x[h];
-  };
-  uint64_t row = blockIdx.x;
-  if (row < batch) fetch(row);
   __syncthreads();  // the twiddle tables
   // Pass p reads `a` when p is even and `b` when odd (a == b: in place). The first pass writes b.
   Cplx<T>* a = data;
