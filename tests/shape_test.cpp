@@ -724,13 +724,61 @@ TEST_F(Shape, TransposeFastPaths) {
   check_swap<double>({2, 64, 96, 3}, 1, ++seed);
   check_swap<double>({2, 66, 97, 3}, 1, ++seed);
   // Broadcast positions: a 64 x 64 tile written to 2113 positions (more than 16 blocks per SM of
-  // tiles), in chunks.
+  // tiles), in chunks (the double rows of 512 bytes run on the gathered rows instead; the second
+  // double case puts the broadcast axis outermost, which keeps the tile).
   check_broadcast<float>({64, 64}, {64, 2113, 64}, {2, 0, 1}, ++seed);
   check_broadcast<double>({64, 64}, {64, 300, 64}, {2, 0, 1}, ++seed);
+  check_broadcast<double>({64, 64}, {300, 64, 64}, {0, 2, 1}, ++seed);
   // Three broadcast axes around a batch axis, edge tiles: out [3, l, 3, p, 133, c].
   check_broadcast<float>({2, 10, 9}, {3, 2, 3, 9, 133, 10}, {0, 1, 0, 3, 0, 2}, ++seed);
   // 12-byte groups broadcast from interior tiles, input rows of 65 * 3 words (misaligned).
   check_broadcast<float>({64, 65, 3}, {65, 5, 64, 3}, {2, 0, 1, 3}, ++seed);
+}
+
+// The 128 x 128 tile of 4-byte words, which the device engine takes when both tile axes hold at
+// least 128 words, no batch axis is a broadcast and the copy has at least 2 such tiles per SM (the
+// copies meant for it have 300 or more tiles: 2 per SM on devices of up to 150 SMs): vector loads
+// and stores, vector loads only, vector stores only and neither, edge tiles on both axes, interior
+// tiles only at the threshold extent, extent-1 axes, two batch axes. Beside them the copies that
+// just miss a condition and keep the 64 x 64 tile: an axis of 127, too few tiles, a broadcast axis.
+TEST_F(Shape, LargeTransposeTiles) {
+  uint64_t seed = 900;
+  check_swap<float>({50, 196, 260}, 1, ++seed);  // rows of whole vectors on both sides
+  check_swap<float>({50, 193, 260}, 1, ++seed);  // output rows of 193 words
+  check_swap<float>({50, 196, 259}, 1, ++seed);  // input rows of 259 words
+  check_swap<float>({50, 193, 259}, 1, ++seed);  // neither
+  check_swap<float>({150, 128, 256}, 1, ++seed);
+  check_swap<float>({50, 1, 196, 260, 1}, 2, ++seed);
+  // out [6, 10, 260, 196] from x [6, 196, 10, 260]: batch axes 6 and 10 that do not merge.
+  check_broadcast<float>({6, 196, 10, 260}, {6, 10, 260, 196}, {1, 3, 4, 2}, ++seed);
+  check_swap<float>({40, 127, 300}, 1, ++seed);
+  check_swap<float>({40, 300, 127}, 1, ++seed);
+  check_swap<float>({2, 256, 200}, 1, ++seed);
+  check_broadcast<float>({200, 300}, {20, 300, 200}, {0, 2, 1}, ++seed);
+}
+
+// Permuting broadcasts on the gathered-rows kernel, which the device engine takes when the
+// innermost output axis gathers words (input stride above 1) right inside a broadcast axis of at
+// least 16 positions, with rows of whole 16-byte vectors and at least 512 bytes: rows at the
+// 512-byte threshold in both dtypes, rows whose pieces do not fill a block (75 vectors: a partial
+// last warp; 275 and 300 vectors: two blocks a row), broadcast extents of 16, 17 and 40 (a short
+// last block of rows), outer axes [3, 2, 5] with a broadcast among them, extent-1 axes. Beside them
+// the broadcasts that just miss a condition and keep the transpose: 15 positions, rows of 496
+// bytes, rows of 130 floats and of 63 doubles (a partial vector).
+TEST_F(Shape, GatheredBroadcastRows) {
+  uint64_t seed = 950;
+  check_broadcast<float>({128, 9}, {9, 16, 128}, {2, 0, 1}, ++seed);
+  check_broadcast<float>({128, 9}, {9, 17, 128}, {2, 0, 1}, ++seed);
+  check_broadcast<double>({64, 9}, {9, 16, 64}, {2, 0, 1}, ++seed);
+  check_broadcast<float>({300, 5}, {5, 40, 300}, {2, 0, 1}, ++seed);
+  check_broadcast<float>({1100, 4}, {4, 33, 1100}, {2, 0, 1}, ++seed);
+  check_broadcast<double>({600, 7}, {7, 20, 600}, {2, 0, 1}, ++seed);
+  check_broadcast<float>({128, 3, 5}, {3, 2, 5, 20, 128}, {2, 0, 3, 0, 1}, ++seed);
+  check_broadcast<float>({128, 1, 3}, {3, 16, 1, 128}, {3, 2, 0, 1}, ++seed);
+  check_broadcast<float>({128, 9}, {9, 15, 128}, {2, 0, 1}, ++seed);
+  check_broadcast<float>({124, 9}, {9, 16, 124}, {2, 0, 1}, ++seed);
+  check_broadcast<float>({130, 9}, {9, 16, 130}, {2, 0, 1}, ++seed);
+  check_broadcast<double>({63, 9}, {9, 16, 63}, {2, 0, 1}, ++seed);
 }
 
 // Random swaps with extents around the tile sizes, every group size and both dtypes.

@@ -15,10 +15,15 @@
 //       each thread writes 16 bytes of one row (one vector load and store, or one load and a
 //       splatted store) when the rows and strides allow it, else single words; the row's input
 //       offset is divided out of the row index per chunk;
+//     * gathered rows: the innermost output axis reads a non-unit input stride right inside a
+//       broadcast axis (a permuting broadcast: consecutive output rows hold the same words), rows
+//       of whole 16-byte vectors and at least 512 bytes, at least 16 of them alike: a block
+//       gathers 16-byte pieces of one row once and stores each to up to 16 consecutive rows;
 //     * transpose: the innermost output axis reads a non-unit input stride (a permutation), or the
 //       contiguous runs (groups) are shorter than 32 bytes, and a group is 4, 8, 12, 16 or 24
 //       bytes: a batched transpose through a swizzled shared-memory tile (64 x 64 groups of 4, 8
-//       and 12 bytes, 32 x 32 of 16 and 24 bytes; 8- and 16-byte groups moved as one word),
+//       and 12 bytes, 128 x 128 of 4 bytes on large copies without broadcast axes, 32 x 32 of 16
+//       and 24 bytes; 8- and 16-byte groups moved as one word),
 //       every load of a thread issued before its shared-memory stores. Interior tiles move
 //       16-byte vectors on each side whose rows are 16-byte aligned (transposed in registers on
 //       the way in), with per-tile 64-bit base pointers and constant offsets, no division and no
@@ -255,9 +260,11 @@ __global__ void tile_kernel(const W* __restrict__ x, W* __restrict__ out, TileGe
 // in_base(batch) + p * G + c * c_stride + i and is written at out_base(batch) + p * p_out + c * G +
 // i (i < G, the group of words contiguous on both sides; p the output axis that walks the input's
 // contiguous groups, c the innermost output axis). A block of 256 threads moves a [kT x kT] tile of
-// groups through shared memory (64 x 64 groups of 4, 8 and 12 bytes, 32 x 32 of 16 and 24 bytes):
-// read along p (kT * G contiguous input words per tile row c), written along c (kT * G contiguous
-// output words per tile row p).
+// groups through shared memory (64 x 64 groups of 4, 8 and 12 bytes, 32 x 32 of 16 and 24 bytes,
+// and 128 x 128 groups of 4 bytes where launch_transpose picks it): read along p (kT * G contiguous
+// input words per tile row c), written along c (kT * G contiguous output words per tile row p).
+// Tiles up to 48 KB sit in static shared memory; the 64 KB tile of 128 x 128 4-byte groups in
+// dynamic shared memory (its limit raised once per device), at 2 resident blocks per SM.
 //
 // Shared memory holds the tile in output order, one row of kT * G words per p (a multiple of 8
 // 16-byte vectors, so every row starts on bank 0), vector v of row p in slot v ^ swizzle(p) with
@@ -287,7 +294,7 @@ __global__ void tile_kernel(const W* __restrict__ x, W* __restrict__ out, TileGe
 // kT * kT * G words in flight. Per element the interior paths execute no division and no bounds
 // check; a thread computes one 64-bit base pointer per tile and side, its rows and vectors are
 // fixed offsets from it (16-byte vectors: 4 loads, 4 shared stores, 4 shared loads and 4 stores of
-// 16 bytes per thread for a 64 x 64 tile of 4-byte words).
+// 16 bytes per thread for a 64 x 64 tile of 4-byte words, 16 of each for a 128 x 128 one).
 //
 // Interior tiles (kT x kT groups) take the vector loads when the input rows are 16-byte aligned (x,
 // c_stride and the batch input strides: kVecIn) and the vector stores when the output rows are
@@ -313,6 +320,14 @@ __device__ __forceinline__ uint32_t thread_index() {
 // uint4 assembled from words is split into four 4-byte stores by the compiler here.
 __device__ __forceinline__ void store16(void* p, const uint4& v) {
   asm volatile("st.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(__cvta_generic_to_global(p)),
+               "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w)
+               : "memory");
+}
+
+// The same with the streaming cache hint (st.global.cs: the lines are written once and evicted
+// first), for outputs that are not read back soon.
+__device__ __forceinline__ void store16_cs(void* p, const uint4& v) {
+  asm volatile("st.global.cs.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(__cvta_generic_to_global(p)),
                "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w)
                : "memory");
 }
@@ -395,11 +410,15 @@ struct TransposeTile {
   static constexpr int kWordRows = kT / 8, kWordCols = kRowWords / 32;
   // Resident blocks asked of the compiler (__launch_bounds__), from the registers the thread's
   // words fill: up to 16, 4 blocks (at most 64 registers a thread); up to 32, 3 (80); more (the
-  // 48 words of the 12-byte groups), 2 (128). Every case keeps at least 96 KB of loads in flight
-  // per SM.
+  // 48 words of the 12-byte groups, the 64 of the 128 x 128 tile), 2 (128). Every case keeps at
+  // least 96 KB of loads in flight per SM.
   static constexpr int kMinBlocks = kWords * sizeof(W) <= 64    ? 4
                                     : kWords * sizeof(W) <= 128 ? 3
                                                                 : 2;
+  // The tile's shared memory: static up to 48 KB (the static limit), dynamic past it.
+  static constexpr int kTileVecs = kT * kRowVecs;
+  static constexpr size_t kTileBytes = size_t{kTileVecs} * sizeof(uint4);
+  static constexpr bool kDynamicShared = kTileBytes > 48 * 1024;
 
   static_assert(kRowWords % kV == 0 && kRowVecs % 16 == 0 && kRowWords % 32 == 0 && kT % 32 == 0,
                 "tile rows of whole runs of 16 vectors and 32 words");
@@ -417,6 +436,19 @@ struct TransposeTile {
     return p * kRowVecs + (v ^ ((p ^ (p >> 3)) & 7u));
   }
 };
+
+// The shared tile of L: a static array, or the block's dynamic shared memory (L::kTileBytes of it,
+// given at launch) for a tile past the static limit.
+template <class L>
+__device__ __forceinline__ uint4* transpose_tile_memory() {
+  if constexpr (L::kDynamicShared) {
+    extern __shared__ uint4 transpose_dynamic_tile[];
+    return transpose_dynamic_tile;
+  } else {
+    __shared__ uint4 tile[L::kTileVecs];
+    return tile;
+  }
+}
 
 // Vector loads of the thread's blocks (block column bq, first block row br) from the tile at `in`:
 // v holds block b's input row j at words (b * kV + j) * kV * G.
@@ -594,7 +626,7 @@ __global__ void __launch_bounds__(kTransposeThreads, (TransposeTile<W, G, kT>::k
     transpose_kernel(const W* __restrict__ x, W* __restrict__ out, TransposeGeometry g) {
   using L = TransposeTile<W, G, kT>;
   constexpr int kV = L::kV;
-  __shared__ uint4 tile[kT * L::kRowVecs];
+  uint4* const tile = transpose_tile_memory<L>();
   const uint64_t zs = g.loads * g.chunks;
   for (uint64_t z = blockIdx.z; z < zs; z += gridDim.z) {
     const uint64_t batch = z / g.chunks;
@@ -660,6 +692,63 @@ __global__ void __launch_bounds__(kTransposeThreads, (TransposeTile<W, G, kT>::k
   }
 }
 
+// ---------------------------------------------------------------------------------------------
+// Gathered rows (a permuting broadcast): the output as [outer, rows, len] where output row (o, r)
+// is the gathered row x[offset(o) + i * stride] (i < len) for every r: the axis outside the
+// innermost one is a broadcast. A block owns up to kGatherRows consecutive rows of one o (grid y
+// over row blocks, z over o) and blockDim.x 16-byte pieces of them (grid x): each thread gathers
+// its piece's kV words once (word loads; every row block of o reads the same words again, and
+// neighbouring o the same sectors, mostly from L2) and stores the 16 bytes to each of the rows, so
+// each store instruction of a warp writes up to 512 contiguous bytes of one row and the blocks of
+// one row block together write kGatherRows * len contiguous words. The stores carry the streaming
+// hint: the output is many times the input and is not read back here. len is a multiple of kV and
+// out 16-byte aligned; offsets are 64-bit.
+
+constexpr uint32_t kGatherRows = 16;
+
+struct GatherRowsGeometry {
+  uint64_t len = 0;         // words per output row
+  uint64_t stride = 0;      // input stride between a row's words
+  uint64_t rows = 0;        // consecutive output rows with the same words
+  uint64_t row_blocks = 0;  // ceil(rows / kGatherRows)
+  uint64_t outer = 1;       // product of outer_dims
+  uint32_t outer_rank = 0;  // axes outside the broadcast axis, row-major
+  uint64_t outer_dims[kMaxAxes], outer_strides[kMaxAxes];
+};
+
+// At least 6 resident blocks of 256 threads per SM (at most 40 registers a thread, what both word
+// sizes need without spilling), each thread issuing its kGatherRows stores back to back.
+template <class W>
+__global__ void __launch_bounds__(kThreads, 6)
+    gathered_rows_kernel(const W* __restrict__ x, W* __restrict__ out, GatherRowsGeometry g) {
+  constexpr int kV = Vec16<W>::kWords;
+  const uint64_t vecs = g.len / kV;
+  for (uint64_t o = blockIdx.z; o < g.outer; o += gridDim.z) {
+    const W* row = x + row_major_offset(g.outer_dims, g.outer_strides, g.outer_rank, o);
+    for (uint64_t rb = blockIdx.y; rb < g.row_blocks; rb += gridDim.y) {
+      const uint64_t r0 = rb * kGatherRows;
+      const uint32_t count =
+          static_cast<uint32_t>(g.rows - r0 < kGatherRows ? g.rows - r0 : kGatherRows);
+      W* to = out + (o * g.rows + r0) * g.len;
+      for (uint64_t v = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x; v < vecs;
+           v += uint64_t{gridDim.x} * blockDim.x) {
+        const W* from = row + v * kV * g.stride;
+        W w[kV];
+#pragma unroll
+        for (int e = 0; e < kV; ++e) w[e] = __ldg(from + e * g.stride);
+        const uint4 piece = Vec16<W>::pack(w);
+        W* dst = to + v * kV;
+        if (count == kGatherRows) {
+#pragma unroll
+          for (uint32_t r = 0; r < kGatherRows; ++r, dst += g.len) store16_cs(dst, piece);
+        } else {
+          for (uint32_t r = 0; r < count; ++r, dst += g.len) store16_cs(dst, piece);
+        }
+      }
+    }
+  }
+}
+
 // The batched transpose's geometry for `plan` in words of V (`scale` plan words each; `unit` plan
 // words per group, axis k reading input stride `unit`, axis c the innermost output axis before the
 // run), the broadcast positions split into chunks so that the grid has at least `target` blocks
@@ -714,7 +803,14 @@ void launch_transpose_kernel(const V* x, V* out, const TransposeGeometry& g, cud
   const dim3 grid(static_cast<unsigned>(g.tiles_c < kMaxX ? g.tiles_c : kMaxX),
                   static_cast<unsigned>(g.tiles_p < kMaxYZ ? g.tiles_p : kMaxYZ),
                   static_cast<unsigned>(zs < kMaxYZ ? zs : kMaxYZ));
-  transpose_kernel<V, G, kT, kVecIn, kVecOut><<<grid, kTransposeThreads, 0, stream>>>(x, out, g);
+  using L = TransposeTile<V, G, kT>;
+  constexpr auto kernel = transpose_kernel<V, G, kT, kVecIn, kVecOut>;
+  size_t shared = 0;
+  if constexpr (L::kDynamicShared) {
+    shared = L::kTileBytes;
+    allow_dynamic_shared<kernel>(shared, op);
+  }
+  kernel<<<grid, kTransposeThreads, shared, stream>>>(x, out, g);
   check_launch(op);
 }
 
@@ -753,6 +849,24 @@ bool launch_transpose_as(const W* x, W* out, const CopyPlan& plan, size_t k, siz
   return true;
 }
 
+// Whether the 4-byte groups of the plan (axes k and c, batch axes before c) take the 128 x 128 tile
+// rather than the 64 x 64 one: both tile axes hold at least 128 groups (so most tiles are interior
+// ones of the larger size), no batch axis is a broadcast (a loaded tile written to several
+// positions keeps the 64 x 64 tile), and the 128 x 128 tiles fill the device's resident blocks
+// (2 per SM) at least once, so that a copy too small for that spreads over more SMs in smaller
+// tiles instead.
+bool large_transpose_tiles(const CopyPlan& plan, size_t k, size_t c, const char* op) {
+  constexpr uint64_t kLarge = 128;
+  if (plan.dims[k] < kLarge || plan.dims[c] < kLarge) return false;
+  uint64_t tiles = ((plan.dims[k] + kLarge - 1) / kLarge) * ((plan.dims[c] + kLarge - 1) / kLarge);
+  for (size_t j = 0; j < c; ++j) {
+    if (j == k) continue;
+    if (plan.strides[j] == 0) return false;
+    tiles *= plan.dims[j];
+  }
+  return tiles >= 2 * uint64_t{current_sm_count(op)};
+}
+
 // Runs the plan on the batched transpose when its group of `unit` words (the run contiguous in both
 // input and output) fits a kernel: 4, 8, 12, 16 or 24 bytes, the 8- and 16-byte groups moved as one
 // word of V when aligned. Axis k reads input stride `unit`, axis c is the innermost output axis
@@ -768,7 +882,12 @@ bool launch_transpose(const W* x, W* out, const CopyPlan& plan, size_t k, size_t
     return whole && (reinterpret_cast<uintptr_t>(x) % a) == 0 &&
            (reinterpret_cast<uintptr_t>(out) % a) == 0;
   };
-  if (bytes == 4) return launch_transpose_as<uint32_t, 1, 64>(x, out, plan, k, c, unit, stream, op);
+  if (bytes == 4) {
+    if (large_transpose_tiles(plan, k, c, op)) {
+      return launch_transpose_as<uint32_t, 1, 128>(x, out, plan, k, c, unit, stream, op);
+    }
+    return launch_transpose_as<uint32_t, 1, 64>(x, out, plan, k, c, unit, stream, op);
+  }
   if (bytes == 8 && aligned(8)) {
     return launch_transpose_as<uint64_t, 1, 64>(x, out, plan, k, c, unit, stream, op);
   }
@@ -807,6 +926,50 @@ void launch_rows_indexed(const W* x, W* out, const CopyPlan& plan, size_t row_ax
   } else {
     launch_rows<W, uint64_t, kChunk, kBroadcast>(x, out, plan, row_axes, len, stream, op);
   }
+}
+
+// Whether strided_copy runs the plan on gathered_rows_kernel: the innermost output axis reads an
+// input stride other than 0 and 1 (its words are gathered), the axis outside it is a broadcast of
+// at least kGatherRows positions (so every gathered piece is stored to kGatherRows rows, apart from
+// a last short block of rows), the rows are whole 16-byte vectors and at least 512 bytes long (a
+// warp's worth of 16-byte pieces), and out is 16-byte aligned. Anything else (a short broadcast,
+// short rows, rows of a partial vector) keeps the paths below: the transpose, which reads the input
+// in coalesced tiles and stores each tile to every broadcast position, where a tile fits.
+template <class W>
+bool gathered_rows_apply(const W* out, const CopyPlan& plan) {
+  constexpr uint64_t kV = Vec16<W>::kWords;
+  const size_t r = plan.dims.size();
+  if (r < 2) return false;
+  const uint64_t len = plan.dims[r - 1], inner = plan.strides[r - 1];
+  return inner > 1 && plan.strides[r - 2] == 0 && plan.dims[r - 2] >= kGatherRows &&
+         len % kV == 0 && len * sizeof(W) >= 512 && aligned16(out);
+}
+
+template <class W>
+void launch_gathered_rows(const W* x, W* out, const CopyPlan& plan, cudaStream_t stream,
+                          const char* op) {
+  constexpr uint64_t kV = Vec16<W>::kWords, kMaxX = 0x7fffffffu, kMaxYZ = 65535;
+  const size_t r = plan.dims.size();
+  GatherRowsGeometry g;
+  g.len = plan.dims[r - 1];
+  g.stride = plan.strides[r - 1];
+  g.rows = plan.dims[r - 2];
+  g.row_blocks = (g.rows + kGatherRows - 1) / kGatherRows;
+  g.outer_rank = static_cast<uint32_t>(r - 2);
+  for (size_t j = 0; j + 2 < r; ++j) {
+    g.outer_dims[j] = plan.dims[j];
+    g.outer_strides[j] = plan.strides[j];
+    g.outer *= plan.dims[j];
+  }
+  const uint64_t vecs = g.len / kV;
+  const uint64_t warps = (vecs + 31) / 32;
+  const uint64_t threads = warps * 32 < uint64_t{kThreads} ? warps * 32 : uint64_t{kThreads};
+  const uint64_t pieces = (vecs + threads - 1) / threads;
+  const dim3 grid(static_cast<unsigned>(pieces < kMaxX ? pieces : kMaxX),
+                  static_cast<unsigned>(g.row_blocks < kMaxYZ ? g.row_blocks : kMaxYZ),
+                  static_cast<unsigned>(g.outer < kMaxYZ ? g.outer : kMaxYZ));
+  gathered_rows_kernel<W><<<grid, static_cast<unsigned>(threads), 0, stream>>>(x, out, g);
+  check_launch(op);
 }
 
 // Tiles over output axes k and c (c = the last axis, or the one before the unit run); the unit run
@@ -867,6 +1030,10 @@ void strided_copy(const T* xt, const uint64_t* dims, const uint64_t* strides, si
     } else {
       launch_rows_indexed<W, 1, true>(x, out, plan, r - 1, len, narrow, stream, op);
     }
+    return;
+  }
+  if (gathered_rows_apply(out, plan)) {
+    launch_gathered_rows(x, out, plan, stream, op);
     return;
   }
   // The tile's k axis: the output axis reading input stride `unit` (1 for a transpose, the run
