@@ -1,11 +1,15 @@
 // The CUDA backend of layer normalization against the reference backend, in one process, on shapes
 // that reach every kernel layout (one warp per row with 8 rows per block, several warps per row,
-// whole blocks of 256 and 512 threads, and the re-reading path past 8192 columns) and enough
-// rows for the backward's row partition to reach its block cap: forward and backward within the
-// bounds of docs/NUMERICS.md ("Layer normalization"), and ten runs under the deterministic setting
-// giving identical bits for all six outputs (the column sums of the backward included: their
-// partition depends on rows and cols only). Without a device every test skips with a visible
-// reason.
+// float rows of 513..1024 columns folded onto one warp with 4 rows per block, whole blocks of 256
+// and 512 threads, and the re-reading path past 8192 columns) and enough rows for the backward's
+// row partition to reach its block cap: forward and backward within the bounds of
+// docs/NUMERICS.md ("Layer normalization"), and ten runs under the deterministic setting giving
+// identical bits for all six outputs (the column sums of the backward included: their partition
+// depends on rows and cols only). Rows with exact statistics (also near 1e6, also float
+// subnormal) agree with the reference bit for bit, on aligned and misaligned buffers (the launcher
+// called directly one element past a 16-byte boundary). Without a device every test skips with a
+// visible reason.
+#include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
 #include <array>
@@ -17,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/layer_norm/layer_norm.h"
 #include "kernels/random/splitmix.h"
 #include "runtime/context.h"
 #include "runtime/layer_norm_dispatch.h"
@@ -83,6 +88,47 @@ Outputs<T> outputs_of(const tlrt::LayerNormResults& r) {
   return {download<T>(*r[0]), download<T>(*r[1]), download<T>(*r[2])};
 }
 
+// The forward of the CUDA backend (got: y, xhat, invStd) against the reference's (want) within
+// the per-row bounds of docs/NUMERICS.md.
+template <class T>
+void expect_forward_within_bounds(const Shape& s, const std::vector<T>& x, const std::vector<T>& g,
+                                  const Outputs<T>& got, const Outputs<T>& want,
+                                  const std::string& where) {
+  const double u = sizeof(T) == 4 ? 0x1p-24 : 0x1p-53;
+  const long double ud = 0x1p-53L;
+  for (uint64_t r = 0; r < s.rows; ++r) {
+    long double sum = 0, abs_sum = 0;
+    for (uint64_t j = 0; j < s.cols; ++j) {
+      sum += x[r * s.cols + j];
+      abs_sum += std::fabs(static_cast<long double>(x[r * s.cols + j]));
+    }
+    const long double mu = sum / s.cols;
+    long double sq = 0;
+    for (uint64_t j = 0; j < s.cols; ++j) {
+      const long double c = x[r * s.cols + j] - mu;
+      sq += c * c;
+    }
+    const long double sd = std::sqrt(sq / s.cols + 1e-5L);
+    const long double d = gamma_of(s.cols + 1, ud) * (abs_sum / s.cols) / sd;
+    const long double gn = gamma_of(s.cols + 6, ud) + d * d;
+    const double inv_bound = static_cast<double>((2 * u + gn) / sd) * (1 + 8 * u);
+    ASSERT_LE(std::fabs(double(got.c[r]) - double(want.c[r])), inv_bound)
+        << where << " invStd[" << r << "]";
+    for (uint64_t j = 0; j < s.cols; ++j) {
+      const uint64_t i = r * s.cols + j;
+      const long double h = std::fabs(static_cast<long double>(want.b[i]));
+      const double hb = static_cast<double>(2 * u * h + 2 * (d + gn * h)) * (1 + 8 * u);
+      ASSERT_LE(std::fabs(double(got.b[i]) - double(want.b[i])), hb)
+          << where << " xhat[" << i << "]";
+      const double yb =
+          (std::fabs(double(g[j])) * hb +
+           2 * u * (double(h) * std::fabs(double(g[j])) + std::fabs(double(want.a[i])))) *
+          (1 + 8 * u);
+      ASSERT_LE(std::fabs(double(got.a[i]) - double(want.a[i])), yb) << where << " y[" << i << "]";
+    }
+  }
+}
+
 template <class T>
 void check_shape(const Shape& s, uint64_t key, double offset) {
   const uint64_t n = s.rows * s.cols;
@@ -108,39 +154,8 @@ void check_shape(const Shape& s, uint64_t key, double offset) {
                                                 static_cast<double>(s.cols),
                                                 1.0 / static_cast<double>(s.cols), "test"));
   }
-  // Forward: xhat, invStd, y within the per-row bound.
-  for (uint64_t r = 0; r < s.rows; ++r) {
-    long double sum = 0, abs_sum = 0;
-    for (uint64_t j = 0; j < s.cols; ++j) {
-      sum += x[r * s.cols + j];
-      abs_sum += std::fabs(static_cast<long double>(x[r * s.cols + j]));
-    }
-    const long double mu = sum / s.cols;
-    long double sq = 0;
-    for (uint64_t j = 0; j < s.cols; ++j) {
-      const long double c = x[r * s.cols + j] - mu;
-      sq += c * c;
-    }
-    const long double sd = std::sqrt(sq / s.cols + 1e-5L);
-    const long double d = gamma_of(s.cols + 1, ud) * (abs_sum / s.cols) / sd;
-    const long double gn = gamma_of(s.cols + 6, ud) + d * d;
-    const double inv_bound = static_cast<double>((2 * u + gn) / sd) * (1 + 8 * u);
-    ASSERT_LE(std::fabs(double(fwd[0].c[r]) - double(fwd[1].c[r])), inv_bound)
-        << where << " invStd[" << r << "]";
-    for (uint64_t j = 0; j < s.cols; ++j) {
-      const uint64_t i = r * s.cols + j;
-      const long double h = std::fabs(static_cast<long double>(fwd[1].b[i]));
-      const double hb = static_cast<double>(2 * u * h + 2 * (d + gn * h)) * (1 + 8 * u);
-      ASSERT_LE(std::fabs(double(fwd[0].b[i]) - double(fwd[1].b[i])), hb)
-          << where << " xhat[" << i << "]";
-      const double yb =
-          (std::fabs(double(g[j])) * hb +
-           2 * u * (double(h) * std::fabs(double(g[j])) + std::fabs(double(fwd[1].a[i])))) *
-          (1 + 8 * u);
-      ASSERT_LE(std::fabs(double(fwd[0].a[i]) - double(fwd[1].a[i])), yb)
-          << where << " y[" << i << "]";
-    }
-  }
+  expect_forward_within_bounds(s, x, g, fwd[0], fwd[1], where);
+  if (::testing::Test::HasFatalFailure()) return;
   // Backward: dx within the staged bound, the column sums within gamma_rows terms.
   const T cs = static_cast<T>(s.cols), ic = static_cast<T>(1.0 / static_cast<double>(s.cols));
   const long double un = gamma_of(s.cols, ud) + gamma_of(s.cols, sizeof(T) == 4 ? ud : 0x1p-64L);
@@ -209,10 +224,14 @@ void check_shape(const Shape& s, uint64_t key, double offset) {
 // Column counts that are multiples of 4 take the 16-byte accesses; 250, 510, 1022, 2046, 4094
 // (float: one element per access, double: 16-byte pairs) and 8191 keep the one-element accesses of
 // the same layouts tested, 8000 x 1022 with its own (smaller) block cap reached.
-const Shape kShapes[] = {{20000, 1024}, {3000, 300}, {4000, 31},   {2000, 2},
-                         {300, 1},      {129, 2048}, {65, 4096},   {33, 8192},
-                         {17, 9000},    {5, 20000},  {8000, 1022}, {500, 250},
-                         {700, 510},    {100, 2046}, {70, 4094},   {40, 8191}};
+const Shape kShapes[] = {{20000, 1024}, {3000, 300},  {4000, 31},  {2000, 2},   {300, 1},
+                         {129, 2048},   {65, 4096},   {33, 8192},  {17, 9000},  {5, 20000},
+                         {8000, 1022},  {500, 250},   {700, 510},  {100, 2046}, {70, 4094},
+                         {40, 8191},    {2051, 1021}, {1027, 772}, {515, 513}};
+
+// Shapes of 513..1024 columns checked again with a common offset of 1e6 (rows not a multiple of
+// 4, both access widths).
+const Shape kOffsetShapes[] = {{2048, 1024}, {1027, 1021}, {515, 516}};
 
 // The forward of x (s.rows x s.cols) with gamma, beta drawn from key: [0] CUDA, [1] reference.
 template <class T>
@@ -228,12 +247,13 @@ std::array<Outputs<T>, 2> forward_on_both(const std::vector<T>& x, const Shape& 
   return fwd;
 }
 
-// Rows of integers that sum to zero: the mean is 0 and the sum of squares exact in any order, so
-// both backends reach the same binary64 sd and the forward must agree bit for bit. This holds the
-// float32 xhat (a binary64 product, the division only near a float midpoint) to the contract's
-// rounded binary64 quotient on every layout and access width.
+// Rows offset + scale k_j of integers k_j that sum to zero (every value exact in T): the mean is
+// offset and the sum of squares exact in any order, so both backends reach the same binary64 sd
+// and the forward must agree bit for bit. This holds the float32 xhat (a binary64 product, the
+// division only near a float midpoint) to the contract's rounded binary64 quotient on every
+// layout and access width.
 template <class T>
-void check_exact_rows(const Shape& s, uint64_t key, double scale = 1.0) {
+std::vector<T> exact_rows(const Shape& s, uint64_t key, double scale, double offset) {
   std::vector<T> x(s.rows * s.cols);
   for (uint64_t r = 0; r < s.rows; ++r) {
     double sum = 0;
@@ -243,11 +263,22 @@ void check_exact_rows(const Shape& s, uint64_t key, double scale = 1.0) {
           static_cast<double>(
               static_cast<int64_t>(tlrt::random::splitmix64_finalize(key + r * s.cols + j) % 2001) -
               1000);
-      x[r * s.cols + j] = static_cast<T>(v);
+      x[r * s.cols + j] = static_cast<T>(offset + v);
       sum += v;
     }
-    x[r * s.cols + s.cols - 1] = static_cast<T>(-sum);
+    x[r * s.cols + s.cols - 1] = static_cast<T>(offset - sum);
   }
+  for (uint64_t r = 0; r < s.rows; ++r) {
+    double sum = 0;
+    for (uint64_t j = 0; j < s.cols; ++j) sum += static_cast<double>(x[r * s.cols + j]) - offset;
+    EXPECT_EQ(sum, 0.0) << "row " << r << " of the exact rows is not exact in the dtype";
+  }
+  return x;
+}
+
+template <class T>
+void check_exact_rows(const Shape& s, uint64_t key, double scale = 1.0, double offset = 0.0) {
+  const std::vector<T> x = exact_rows<T>(s, key, scale, offset);
   const std::array<Outputs<T>, 2> fwd = forward_on_both(x, s, key);
   const std::string where = std::to_string(s.rows) + " x " + std::to_string(s.cols);
   EXPECT_TRUE(same_bits(fwd[0].a, fwd[1].a)) << where << " y";
@@ -255,8 +286,11 @@ void check_exact_rows(const Shape& s, uint64_t key, double scale = 1.0) {
   EXPECT_TRUE(same_bits(fwd[0].c, fwd[1].c)) << where << " invStd";
 }
 
+// 513..1024 columns (float: rows folded onto one warp, 4 rows per block) with rows that are not a
+// multiple of 4, on both access widths.
 const Shape kExactShapes[] = {{4096, 1024}, {3000, 1022}, {5000, 256}, {4000, 250},
-                              {64, 8192},   {64, 8191},   {2000, 31},  {20, 9000}};
+                              {64, 8192},   {64, 8191},   {2000, 31},  {20, 9000},
+                              {1027, 1021}, {517, 513},   {2051, 772}, {1023, 1023}};
 
 // Runs check(T{}, shape, key) for T = float and double on every shape of kExactShapes, each
 // shape with its own key.
@@ -280,6 +314,15 @@ TEST_F(LayerNormGpu, ForwardOfExactRowsIsBitIdenticalToTheReference) {
 TEST_F(LayerNormGpu, ForwardOfSubnormalRowsIsBitIdenticalToTheReference) {
   on_exact_shapes(11, [](auto t, const Shape& s, uint64_t key) {
     check_exact_rows<decltype(t)>(s, key, 0x1p-140);
+  });
+}
+
+// Rows near 1e6 whose values differ in steps of 1/16 (float32's spacing there): exact in both
+// dtypes, mean 1e6, every centered value and square exact, so bit for bit as above. A float32
+// centering would lose the rows' spread; the binary64 statistics keep it on every layout.
+TEST_F(LayerNormGpu, ForwardOfLargeOffsetRowsIsBitIdenticalToTheReference) {
+  on_exact_shapes(17, [](auto t, const Shape& s, uint64_t key) {
+    check_exact_rows<decltype(t)>(s, key, 0.0625, 1e6);
   });
 }
 
@@ -314,13 +357,100 @@ TEST_F(LayerNormGpu, NonFiniteRowsGiveNaNRowsOnBothBackends) {
       23, [](auto t, const Shape& s, uint64_t key) { check_nonfinite_rows<decltype(t)>(s, key); });
 }
 
+// A device copy at an element offset (1: never 16-byte aligned), freed at scope exit.
+template <class T>
+class Device {
+ public:
+  Device(const std::vector<T>& host, uint64_t offset) : n_(host.size()), offset_(offset) {
+    EXPECT_EQ(cudaMalloc(&base_, (n_ + 2) * sizeof(T)), cudaSuccess);
+    EXPECT_EQ(cudaMemcpy(data(), host.data(), n_ * sizeof(T), cudaMemcpyHostToDevice), cudaSuccess);
+  }
+  ~Device() { cudaFree(base_); }
+  Device(const Device&) = delete;
+  Device& operator=(const Device&) = delete;
+  T* data() const { return static_cast<T*>(base_) + offset_; }
+  std::vector<T> read() const {
+    std::vector<T> host(n_);
+    EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    EXPECT_EQ(cudaMemcpy(host.data(), data(), n_ * sizeof(T), cudaMemcpyDeviceToHost), cudaSuccess);
+    return host;
+  }
+
+ private:
+  uint64_t n_;
+  uint64_t offset_;
+  void* base_ = nullptr;
+};
+
+// The CUDA launcher on x, gamma, beta, y and xhat one element past a 16-byte boundary.
+template <class T>
+Outputs<T> forward_misaligned(const std::vector<T>& x, const std::vector<T>& g,
+                              const std::vector<T>& be, const Shape& s) {
+  Device<T> dx(x, 1), dg(g, 1), db(be, 1);
+  Device<T> dy(std::vector<T>(x.size(), T(0)), 1), dh(std::vector<T>(x.size(), T(0)), 1);
+  Device<T> di(std::vector<T>(s.rows, T(0)), 0);
+  tlrt::kernels::layer_norm_fwd_cuda<T>(dx.data(), dg.data(), db.data(), {s.rows, s.cols}, 1e-5,
+                                        dy.data(), dh.data(), di.data(), nullptr);
+  EXPECT_EQ(cudaGetLastError(), cudaSuccess);
+  return {dy.read(), dh.read(), di.read()};
+}
+
+template <class T>
+Outputs<T> forward_reference(const std::vector<T>& x, const std::vector<T>& g,
+                             const std::vector<T>& be, const Shape& s) {
+  Outputs<T> r{std::vector<T>(x.size()), std::vector<T>(x.size()), std::vector<T>(s.rows)};
+  tlrt::kernels::layer_norm_fwd_ref<T>(x.data(), g.data(), be.data(), {s.rows, s.cols}, 1e-5,
+                                       r.a.data(), r.b.data(), r.c.data());
+  return r;
+}
+
+// Misaligned buffers take every layout's one-element accesses: random rows within the bounds and
+// exact rows near 1e6 bit for bit against the reference loops.
+template <class T>
+void check_misaligned(const Shape& s, uint64_t key) {
+  const uint64_t n = s.rows * s.cols;
+  const auto g = random_values<T>(s.cols, key + n, 1.0, 1.0);
+  const auto be = random_values<T>(s.cols, key + 2 * n, 1.0, 0.0);
+  const std::string where = std::to_string(s.rows) + " x " + std::to_string(s.cols) +
+                            (sizeof(T) == 4 ? " float" : " double") + ", misaligned";
+  {
+    const auto x = random_values<T>(n, key, 2.0, 0.0);
+    expect_forward_within_bounds(s, x, g, forward_misaligned(x, g, be, s),
+                                 forward_reference(x, g, be, s), where);
+    if (::testing::Test::HasFatalFailure()) return;
+  }
+  const std::vector<T> x = exact_rows<T>(s, key, 0.0625, 1e6);
+  const Outputs<T> got = forward_misaligned(x, g, be, s);
+  const Outputs<T> want = forward_reference(x, g, be, s);
+  EXPECT_TRUE(same_bits(got.a, want.a)) << where << " y";
+  EXPECT_TRUE(same_bits(got.b, want.b)) << where << " xhat";
+  EXPECT_TRUE(same_bits(got.c, want.c)) << where << " invStd";
+}
+
+// 513..1024 columns on both sides of a multiple of 4, rows not a multiple of 4; then one shape of
+// a one-warp layout and one of a several-warp layout.
+const Shape kMisalignedShapes[] = {{1027, 1021}, {515, 1024}, {2050, 772},
+                                   {333, 513},   {300, 256},  {65, 4096}};
+
+TEST_F(LayerNormGpu, MisalignedBuffersMatchTheReference) {
+  uint64_t key = 31;
+  for (const Shape& s : kMisalignedShapes) {
+    check_misaligned<float>(s, key);
+    check_misaligned<double>(s, key);
+    key += 0x100000000ull;
+  }
+}
+
 TEST_F(LayerNormGpu, Float32MatchesTheReferenceAndRepeats) {
   uint64_t key = 1;
   for (const Shape& s : kShapes) {
     check_shape<float>(s, key, 0.0);
     key += 0x100000000ull;
   }
-  check_shape<float>({2048, 1024}, key, 1e6);
+  for (const Shape& s : kOffsetShapes) {
+    check_shape<float>(s, key, 1e6);
+    key += 0x100000000ull;
+  }
 }
 
 TEST_F(LayerNormGpu, Float64MatchesTheReferenceAndRepeats) {
@@ -329,7 +459,10 @@ TEST_F(LayerNormGpu, Float64MatchesTheReferenceAndRepeats) {
     check_shape<double>(s, key, 0.0);
     key += 0x100000000ull;
   }
-  check_shape<double>({2048, 1024}, key, 1e6);
+  for (const Shape& s : kOffsetShapes) {
+    check_shape<double>(s, key, 1e6);
+    key += 0x100000000ull;
+  }
 }
 
 }  // namespace

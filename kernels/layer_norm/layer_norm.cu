@@ -1,7 +1,8 @@
 // Layer normalization, CUDA backend, on contiguous float / double device buffers.
 //
 // Forward: a group of WPR warps owns a row (one row per group, WARPS / WPR rows per block, the
-// grid striding over the rows; one warp per row up to 512 columns). Each thread loads its PT
+// grid striding over the rows; one warp per row up to 512 columns, and float rows of up to
+// 1024 columns folded onto one warp, below). Each thread loads its PT
 // columns of the row once into registers (columns t, t + 32 WPR, ..., or their 16-byte runs
 // below: every warp load is contiguous); the two statistics are binary64 sums of the widened values
 // (per thread in column order, then a shuffle butterfly and, across the group's warps, shared
@@ -17,6 +18,15 @@
 // of a group of GT threads holds columns 4t..4t+3, 4(t+GT)..4(t+GT)+3, ... for float); otherwise
 // one element per access (gamma and beta, when also aligned, are read 16 bytes at a time too). A
 // thread's values stay in increasing column order either way.
+//
+// Folded rows (float, 513..1024 columns): one warp per row does the work of the 4-warp row group
+// of layout <8, 4>: lane l holds the values of the group's threads l, 32 + l, 64 + l and 96 + l
+// (the same columns, 32 values), sums each of the four sets in that thread's order, runs the
+// group's warp butterfly on all four (a butterfly leaves the same bits on every lane, so each lane
+// carries the four warp sums at once) and adds the four warp sums in warp order. The statistics,
+// and so every output, have the bits of the 4-warp group, with no shared memory and no barrier;
+// 4 warps per block, one row per warp. xhat is written from fl(c * rs) for every element and
+// written again, by the same thread, from the division for the few elements that need it.
 //
 // Backward: the same row groups. Each thread keeps its columns of dy and xhat in registers,
 // q = fl(dy * gamma) and fl(q * xhat) are summed in binary64 (s1, s2: any order, rounded to T
@@ -60,6 +70,11 @@ constexpr uint64_t kWaveSms = 132;
 constexpr uint64_t kMaxBackwardBlocks = 1024;
 constexpr uint64_t kMinBackwardRows = 16;
 constexpr int kWideThreads = 256;
+// Folded forward rows: warps (rows) per block and the resident blocks per SM asked of
+// __launch_bounds__ (at most 102 registers, which the one-element accesses need; the 16-byte
+// accesses take fewer and get six blocks).
+constexpr int kFoldWarps = 4;
+constexpr int kFoldBlocks = 5;
 
 TLRT_DEVICE_INLINE float mul_rn(float a, float b) {
   return __fmul_rn(a, b);
@@ -108,6 +123,25 @@ TLRT_DEVICE_INLINE float xhat_of(double c, double sd, double rs, float*) {
 }
 TLRT_DEVICE_INLINE double xhat_of(double c, double sd, double, double*) {
   return c / sd;
+}
+
+// Whether fl_float(p) is xhat for p = fl(c * rs), on the bits of p only: |p| in [2^-126, 2^127)
+// (high word of |p| in [0x38100000, 0x47e00000), one unsigned compare) and the 29 bits below float
+// precision more than 64 away from the midpoint pattern (one unsigned compare). A subset of the
+// elements for which xhat_of takes the product (it also admits |p| = 2^127), so where this holds
+// fl_float(p) is xhat_of's value, and elsewhere the division gives it.
+TLRT_DEVICE_INLINE bool product_rounds_to_xhat(double p) {
+  const uint32_t hi = static_cast<uint32_t>(__double2hiint(p)) & 0x7fffffffu;
+  const uint32_t lo = static_cast<uint32_t>(__double2loint(p));
+  const bool normal = hi - 0x38100000u < 0x47e00000u - 0x38100000u;
+  const bool clear = (lo & 0x1fffffffu) - 0x10000000u + 64u > 128u;
+  return normal && clear;
+}
+
+// The division of xhat_of's other path, kept out of line: it runs for about 2^-22 of the elements
+// of ordinary rows.
+__device__ __noinline__ float xhat_by_division(double c, double sd) {
+  return __double2float_rn(c / sd);
 }
 
 // 16-byte streaming loads and stores of 16 / sizeof(T) consecutive elements.
@@ -304,6 +338,134 @@ __global__ void __launch_bounds__(WARPS * 32)
           } else {
             __stcs(xhat + offset + j, h[0]);
             __stcs(y + offset + j, o[0]);
+          }
+        }
+      }
+    }
+  }
+}
+
+// The sum over a row group of TW warps from one warp that holds, in s[w], the partial of the
+// group's thread 32 w + lane: warp_sum2's butterfly steps on each, then the TW warp sums in warp
+// order, as group_sum2 adds them. Every lane gets the same bits.
+template <int TW>
+TLRT_DEVICE_INLINE double folded_sum(double (&s)[TW]) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) {
+#pragma unroll
+    for (int w = 0; w < TW; ++w) s[w] = __dadd_rn(s[w], __shfl_xor_sync(kFullMask, s[w], o));
+  }
+  double t = s[0];
+#pragma unroll
+  for (int w = 1; w < TW; ++w) t = __dadd_rn(t, s[w]);
+  return t;
+}
+
+// Folded rows: one warp per row with the values, sums and outputs of a row group of TW warps of
+// PT values per thread (layer_norm_fwd_rows<T, PT, TW, ...>); WARPS rows per block, the grid
+// striding over the rows. Lane l holds, at v[w PT + k], value k of the group's thread 32 w + l.
+// Precondition, as the layout table gives it: cols > 16 TW PT (more than half the layout's
+// columns), so the first half of every thread's values always lies in the row.
+template <class T, int PT, int TW, int WARPS, int MIN_BLOCKS, bool VEC>
+__global__ void __launch_bounds__(WARPS * 32, MIN_BLOCKS)
+    layer_norm_fwd_folded(const T* __restrict__ x, const T* __restrict__ gamma,
+                          const T* __restrict__ beta, uint64_t rows, uint32_t cols, double epsilon,
+                          T* __restrict__ y, T* __restrict__ xhat, T* __restrict__ inv_std) {
+  constexpr int kGroupThreads = 32 * TW;
+  constexpr int V = kVec<T, VEC>;
+  constexpr int N = TW * PT;
+  constexpr bool kFloat = sizeof(T) == 4;
+  static_assert(PT % V == 0, "whole vectors per thread");
+  static_assert(N <= 32, "one bit per value in the division mask");
+  const int lane = static_cast<int>(threadIdx.x & 31u);
+  __builtin_assume(cols > kGroupThreads * PT / 2);
+  auto column = [&](int q) { return column_of<V, kGroupThreads>(32 * (q / PT) + lane, q % PT); };
+  const uint64_t stride = static_cast<uint64_t>(gridDim.x) * WARPS;
+  for (uint64_t r = static_cast<uint64_t>(blockIdx.x) * WARPS + (threadIdx.x >> 5); r < rows;
+       r += stride) {
+    const uint64_t offset = r * cols;
+    T v[N];
+#pragma unroll
+    for (int q = 0; q < N; q += V) {
+      const uint32_t j = column(q);
+      if constexpr (V == 1) {
+        v[q] = j < cols ? __ldcs(x + offset + j) : T(0);
+      } else if (j < cols) {  // V divides cols: the whole access is in the row
+        load16cs(x + offset + j, v + q);
+      } else {
+#pragma unroll
+        for (int e = 0; e < V; ++e) v[q + e] = T(0);
+      }
+    }
+    double part[TW];
+#pragma unroll
+    for (int w = 0; w < TW; ++w) {
+      part[w] = 0.0;
+#pragma unroll
+      for (int k = 0; k < PT; ++k) {
+        const int q = w * PT + k;
+        if (column(q) < cols) part[w] = __dadd_rn(part[w], static_cast<double>(v[q]));
+      }
+    }
+    const double mu = folded_sum(part) / static_cast<double>(cols);
+#pragma unroll
+    for (int w = 0; w < TW; ++w) {
+      part[w] = 0.0;
+#pragma unroll
+      for (int k = 0; k < PT; ++k) {
+        const int q = w * PT + k;
+        if (column(q) < cols) {
+          const double c = __dsub_rn(static_cast<double>(v[q]), mu);
+          part[w] = __dadd_rn(part[w], __dmul_rn(c, c));
+        }
+      }
+    }
+    const double sd = sqrt(__dadd_rn(folded_sum(part) / static_cast<double>(cols), epsilon));
+    const double rs = 1.0 / sd;
+    if (lane == 0) inv_std[r] = narrow<T>(rs);
+    // float: bit q marks v[q] as one whose xhat the division decides.
+    uint32_t divide = 0;
+#pragma unroll
+    for (int q = 0; q < N; q += V) {
+      const uint32_t j = column(q);
+      if (j < cols) {
+        T h[V], o[V], ga[V], be[V];
+        load_columns<V>(gamma + j, ga);
+        load_columns<V>(beta + j, be);
+#pragma unroll
+        for (int e = 0; e < V; ++e) {
+          const double c = __dsub_rn(static_cast<double>(v[q + e]), mu);
+          if constexpr (kFloat) {
+            const double p = __dmul_rn(c, rs);
+            h[e] = __double2float_rn(p);
+            if (!product_rounds_to_xhat(p)) divide |= 1u << (q + e);
+          } else {
+            h[e] = c / sd;
+          }
+          o[e] = add_rn(mul_rn(h[e], ga[e]), be[e]);
+        }
+        if constexpr (V > 1) {
+          store16cs(xhat + offset + j, h);
+          store16cs(y + offset + j, o);
+        } else {
+          __stcs(xhat + offset + j, h[0]);
+          __stcs(y + offset + j, o[0]);
+        }
+      }
+    }
+    if constexpr (kFloat) {
+      // x is read again (it is no output: the buffers do not overlap), so that the values need
+      // not stay in registers through the stores.
+      if (divide != 0) {
+#pragma unroll
+        for (int q = 0; q < N; ++q) {
+          if ((divide >> q) & 1u) {
+            const uint32_t j = column(q);
+            const float h = xhat_by_division(__dsub_rn(static_cast<double>(x[offset + j]), mu), sd);
+            // The same thread stored the product's value at these addresses above: these stores
+            // come later in program order and are the ones that stay.
+            __stcs(xhat + offset + j, h);
+            __stcs(y + offset + j, add_rn(mul_rn(h, gamma[j]), beta[j]));
           }
         }
       }
@@ -577,9 +739,10 @@ void with_forward_layout(uint64_t cols, Launch&& launch) {
   } else if (cols <= 512) {
     launch.template run<16, 1, 8>();
   } else if (cols <= 1024) {
-    // One warp per row would hold 32 values per thread at about 126 registers (two blocks per
-    // SM); four warps per row keep 8 at about 48 (five blocks per SM).
-    launch.template run<8, 4, 8>();
+    // Four warps per row keep 8 values per thread at about 48 registers (five blocks per SM).
+    // float folds the group onto one warp (FOLD: 32 values per thread, kFoldWarps warps per block,
+    // kFoldBlocks blocks per SM, the same bits); double keeps the four warps.
+    launch.template run<8, 4, 8, true>();
   } else if (cols <= 2048) {
     launch.template run<8, 8, 8>();
   } else if (cols <= 4096) {
@@ -662,17 +825,36 @@ struct ForwardLaunch {
   T* inv_std;
   cudaStream_t stream;
 
-  template <int PT, int WPR, int WARPS>
+  // FOLD: float rows are folded onto one warp (layer_norm_fwd_folded with the sums of the
+  // WPR-warp group).
+  template <int PT, int WPR, int WARPS, bool FOLD = false>
   void run() {
     constexpr uint64_t V = kVec<T, true>;
+    constexpr bool kFold = FOLD && sizeof(T) == 4;
     if constexpr (PT % V == 0) {
       if (s.cols % V == 0 && aligned16(x) && aligned16(y) && aligned16(xhat) && aligned16(gamma) &&
           aligned16(beta)) {
-        launch<PT, WPR, WARPS, true>();
+        if constexpr (kFold) {
+          launch_folded<PT, WPR, true>();
+        } else {
+          launch<PT, WPR, WARPS, true>();
+        }
         return;
       }
     }
-    launch<PT, WPR, WARPS, false>();
+    if constexpr (kFold) {
+      launch_folded<PT, WPR, false>();
+    } else {
+      launch<PT, WPR, WARPS, false>();
+    }
+  }
+
+  template <int PT, int WPR, bool VEC>
+  void launch_folded() {
+    const dim3 grid = grid_for(s.rows, kFoldWarps);
+    layer_norm_fwd_folded<T, PT, WPR, kFoldWarps, kFoldBlocks, VEC>
+        <<<grid, kFoldWarps * 32, 0, stream>>>(
+            x, gamma, beta, s.rows, static_cast<uint32_t>(s.cols), epsilon, y, xhat, inv_std);
   }
 
   template <int PT, int WPR, int WARPS, bool VEC>
