@@ -2,10 +2,13 @@
 // and reduce_from_broadcast through the Lean boundary, on the backend TLRT_DEVICE selects (ctest
 // runs this binary once with cpu and once with cuda). Inputs are made and results read back as
 // exact words (of_bytes_io / to_bytes_io). Covered: the max's NaN rule and its signed-zero rule
-// (+0 above -0, in either order), the ordered column fold's exact bits on inputs where the order
-// shows ([1e8, 1, -1e8] against [1e8, -1e8, 1], an all -0 column giving +0), the fold against an
-// independent host fold for the axis first, in the middle and last and for permuted axis maps, the
-// same bits with the deterministic setting on and off and over ten runs, the empty rules, the
+// (+0 above -0, in either order), also on long rows and columns where one special value decides
+// at any position of the kernels' loops (heads, tails, full and partial batches of loads), the
+// row sums' error bound on the same kinds of shapes, the launchers on views at every offset from
+// a 16-byte boundary (cuda pass only), the ordered column fold's exact bits on inputs where the
+// order shows ([1e8, 1, -1e8] against [1e8, -1e8, 1], an all -0 column giving +0), the fold against
+// an independent host fold for the axis first, in the middle and last and for permuted axis maps,
+// the same bits with the deterministic setting on and off and over ten runs, the empty rules, the
 // ownership counters, and every bad input's panic with its message.
 #include <gtest/gtest.h>
 
@@ -19,6 +22,12 @@
 #include <vector>
 
 #include "abi_test_support.h"
+
+#if TLRT_HAVE_CUDA
+#include <cuda_runtime.h>
+
+#include "kernels/reduce_axis/reduce_axis.h"
+#endif
 
 using namespace abi_test;
 
@@ -136,6 +145,112 @@ std::vector<T> random_values(size_t n, uint32_t seed, double scale = 1e4) {
   return v;
 }
 
+// The row sums' error bound of NUMERICS.md for any order: |got - exact| <= k/(1-k) sum|x| +
+// u |exact| with k = cols u.
+template <class T>
+void expect_row_sums_within_bound(const std::vector<T>& x, uint64_t rows, uint64_t cols,
+                                  const std::vector<Bits<T>>& got, const std::string& what) {
+  ASSERT_EQ(got.size(), rows) << what;
+  const long double u = std::ldexp(1.0L, -std::numeric_limits<T>::digits);
+  for (uint64_t i = 0; i < rows; ++i) {
+    long double exact = 0, magnitude = 0;
+    for (uint64_t j = 0; j < cols; ++j) {
+      exact += x[i * cols + j];
+      magnitude += std::fabs(static_cast<long double>(x[i * cols + j]));
+    }
+    const long double k = static_cast<long double>(cols) * u;
+    const long double bound = k / (1 - k) * magnitude + u * std::fabs(exact);
+    EXPECT_LE(std::fabs(static_cast<long double>(value_of<T>(got[i])) - exact), bound)
+        << what << " row " << i;
+  }
+}
+
+// a comes before b in the maxima's total order: NaN as -inf, -0 before +0.
+template <class T>
+bool max_before(T a, T b) {
+  const T inf = std::numeric_limits<T>::infinity();
+  if (std::isnan(a)) a = -inf;
+  if (std::isnan(b)) b = -inf;
+  if (a == 0 && b == 0) return std::signbit(a) && !std::signbit(b);
+  return a < b;
+}
+
+// The maxima of the rows (by_rows) or of the columns of a row-major rows x cols matrix, selected
+// on the host in index order.
+template <class T>
+std::vector<T> host_max(const std::vector<T>& x, uint64_t rows, uint64_t cols, bool by_rows) {
+  std::vector<T> best(by_rows ? rows : cols);
+  for (uint64_t i = 0; i < rows; ++i) {
+    for (uint64_t j = 0; j < cols; ++j) {
+      const T v =
+          std::isnan(x[i * cols + j]) ? -std::numeric_limits<T>::infinity() : x[i * cols + j];
+      T& b = best[by_rows ? i : j];
+      if ((by_rows ? j : i) == 0 || max_before(b, v)) b = v;
+    }
+  }
+  return best;
+}
+
+// Lines (rows, or columns of the transpose) of one rule's values each, line i of rule i % 7, the
+// value that decides the maximum (if one does) at a position that moves with i (first, last, a
+// scalar head or tail, inside a 16-byte vector):
+//   0: finite values of both signs and NaN; 1: NaN and -0 (-> -0); 2: NaN, -0 and one +0 (-> +0);
+//   3: NaN only (-> -inf); 4: NaN and -inf (-> -inf); 5: -inf, finite negatives and one -1e-30
+//   (-> it); 6: NaN and one +inf (-> +inf).
+template <class T>
+std::vector<T> rule_lines(uint64_t lines, uint64_t length, uint32_t seed) {
+  const T nan = std::numeric_limits<T>::quiet_NaN();
+  const T inf = std::numeric_limits<T>::infinity();
+  std::mt19937_64 rng(seed);
+  std::vector<T> x(lines * length);
+  for (uint64_t i = 0; i < lines; ++i) {
+    T* line = x.data() + i * length;
+    const uint32_t rule = static_cast<uint32_t>(i % 7);
+    for (uint64_t j = 0; j < length; ++j) {
+      const uint64_t r = rng();
+      switch (rule) {
+        case 0:
+          line[j] = r % 9 == 0 ? nan : static_cast<T>(static_cast<double>(r % 20001) - 10000.0);
+          break;
+        case 1:
+          line[j] = r % 2 ? nan : T(-0.0);
+          break;
+        case 2:
+          line[j] = r % 2 ? T(-0.0) : nan;
+          break;
+        case 3:
+          line[j] = r % 2 ? nan : -nan;
+          break;
+        case 4:
+          line[j] = r % 2 ? nan : -inf;
+          break;
+        case 5:
+          line[j] = r % 2 ? -inf : -static_cast<T>(1 + r % 1000);
+          break;
+        default:
+          line[j] = nan;
+          break;
+      }
+    }
+    const uint64_t positions[] = {
+        0, length - 1, 1, 2, length - 2, length / 2 + 3, (i * 37) % length};
+    const uint64_t at = positions[(i / 7) % 7];
+    if (rule == 2) line[at] = T(0.0);
+    if (rule == 5) line[at] = T(-1e-30);
+    if (rule == 6) line[at] = inf;
+  }
+  return x;
+}
+
+template <class T>
+std::vector<T> transposed(const std::vector<T>& x, uint64_t rows, uint64_t cols) {
+  std::vector<T> t(x.size());
+  for (uint64_t i = 0; i < rows; ++i) {
+    for (uint64_t j = 0; j < cols; ++j) t[j * rows + i] = x[i * cols + j];
+  }
+  return t;
+}
+
 class ReduceAxis : public BackendSuite {};
 using ReduceAxisDeathTest = ReduceAxis;
 
@@ -164,23 +279,20 @@ TYPED_TEST(ReduceAxisTyped, SumByRow) {
 
 TYPED_TEST(ReduceAxisTyped, SumByRowWithinTheBoundOnLargeRows) {
   using T = TypeParam;
-  // Shapes past the warp and block schemes, rows at odd offsets (unaligned starts).
-  for (auto [rows, cols] : {std::pair<uint32_t, uint32_t>{3, 70001}, {1025, 333}, {5000, 1}}) {
+  // The block per row (3 x 70001), rows at odd offsets (unaligned starts: a scalar head and
+  // tail), rows of whole 16-byte vectors with a full batch of loads per lane (300 x 1024) and
+  // lanes whose vector count is not a multiple of the batch (257 x 1000, 2200 x 4099: the warp
+  // per row on long rows), one element per row.
+  for (auto [rows, cols] : {std::pair<uint32_t, uint32_t>{3, 70001},
+                            {1025, 333},
+                            {300, 1024},
+                            {257, 1000},
+                            {2200, 4099},
+                            {5000, 1}}) {
     const std::vector<T> x = random_values<T>(uint64_t{rows} * cols, rows + cols);
-    const auto got = matrix_op<T>(torchlean_cuda_buffer_reduce_sum_by_row, x, rows, cols);
-    ASSERT_EQ(got.size(), rows);
-    const long double u = std::ldexp(1.0L, -std::numeric_limits<T>::digits);
-    for (uint32_t i = 0; i < rows; ++i) {
-      long double exact = 0, magnitude = 0;
-      for (uint32_t j = 0; j < cols; ++j) {
-        exact += x[uint64_t{i} * cols + j];
-        magnitude += std::fabs(static_cast<long double>(x[uint64_t{i} * cols + j]));
-      }
-      const long double k = static_cast<long double>(cols) * u;
-      const long double bound = k / (1 - k) * magnitude + u * std::fabs(exact);
-      EXPECT_LE(std::fabs(static_cast<long double>(value_of<T>(got[i])) - exact), bound)
-          << rows << "x" << cols << " row " << i;
-    }
+    expect_row_sums_within_bound(
+        x, rows, cols, matrix_op<T>(torchlean_cuda_buffer_reduce_sum_by_row, x, rows, cols),
+        std::to_string(rows) + "x" + std::to_string(cols));
   }
 }
 
@@ -226,14 +338,9 @@ TYPED_TEST(ReduceAxisTyped, MaxMatchesTheHostSelection) {
   using T = TypeParam;
   const T specials[] = {std::numeric_limits<T>::quiet_NaN(), -0.0, 0.0,
                         std::numeric_limits<T>::infinity(), -std::numeric_limits<T>::infinity()};
-  auto before = [](T a, T b) {  // a comes before b in the total order (NaN as -inf)
-    const T inf = std::numeric_limits<T>::infinity();
-    if (std::isnan(a)) a = -inf;
-    if (std::isnan(b)) b = -inf;
-    if (a == 0 && b == 0) return std::signbit(a) && !std::signbit(b);
-    return a < b;
-  };
-  // Scalar and 16-byte column tiles, narrow tiles (many row lanes), one split and many.
+  // Scalar and 16-byte column tiles, narrow tiles (many row lanes), one split and many; rows of
+  // whole batches of loads per lane (2048 x 1024) and not (257 x 1000, 2200 x 4099), column
+  // tiles cut by the last column (130 x 3000).
   for (auto [rows, cols] : {std::pair<uint32_t, uint32_t>{1000, 77},
                             {3, 9000},
                             {4100, 33},
@@ -241,25 +348,41 @@ TYPED_TEST(ReduceAxisTyped, MaxMatchesTheHostSelection) {
                             {700, 12},
                             {5000, 1},
                             {64, 4096},
-                            {333, 130}}) {
+                            {333, 130},
+                            {257, 1000},
+                            {2200, 4099},
+                            {130, 3000}}) {
     std::vector<T> x = random_values<T>(uint64_t{rows} * cols, rows * 7 + cols);
     std::mt19937 rng(rows);
     for (size_t k = 0; k < x.size() / 17; ++k) x[rng() % x.size()] = specials[rng() % 5];
-    std::vector<T> by_row(rows), by_col(cols);
-    for (uint32_t i = 0; i < rows; ++i) {
-      for (uint32_t j = 0; j < cols; ++j) {
-        const T v = std::isnan(x[uint64_t{i} * cols + j]) ? -std::numeric_limits<T>::infinity()
-                                                          : x[uint64_t{i} * cols + j];
-        if (j == 0 || before(by_row[i], v)) by_row[i] = v;
-        if (i == 0 || before(by_col[j], v)) by_col[j] = v;
-      }
-    }
     EXPECT_EQ(matrix_op<T>(torchlean_cuda_buffer_reduce_max_by_row, x, rows, cols),
-              words<T>(by_row))
+              words<T>(host_max(x, rows, cols, true)))
         << rows << "x" << cols;
     EXPECT_EQ(matrix_op<T>(torchlean_cuda_buffer_reduce_max_by_column, x, rows, cols),
-              words<T>(by_col))
+              words<T>(host_max(x, rows, cols, false)))
         << rows << "x" << cols;
+  }
+}
+
+// Rows, and columns of the transpose, where NaN, -0, +0 and the infinities decide the maximum,
+// the deciding value at every kind of position of the kernels' loops.
+TYPED_TEST(ReduceAxisTyped, MaxRulesDecideLongLines) {
+  using T = TypeParam;
+  for (auto [lines, length] : {std::pair<uint32_t, uint32_t>{49, 1027},
+                               {49, 1024},
+                               {98, 1000},
+                               {49, 4099},
+                               {14, 70001},
+                               {2300, 13}}) {
+    const std::vector<T> x = rule_lines<T>(lines, length, lines + length);
+    const std::vector<Bits<T>> want = words<T>(host_max(x, lines, length, true));
+    const std::string what = std::to_string(lines) + " lines of " + std::to_string(length);
+    EXPECT_EQ(matrix_op<T>(torchlean_cuda_buffer_reduce_max_by_row, x, lines, length), want)
+        << what;
+    EXPECT_EQ(matrix_op<T>(torchlean_cuda_buffer_reduce_max_by_column, transposed(x, lines, length),
+                           length, lines),
+              want)
+        << what;
   }
 }
 
@@ -539,5 +662,112 @@ TEST_F(ReduceAxisDeathTest, ReleasedAndNonBufferOperandsPanic) {
               ::testing::ExitedWithCode(1), "INTERNAL PANIC: tlrt: reduce_from_broadcast: ");
   lean_dec(released);
 }
+
+// ---------------------------------------------------------------------------------------------
+// The CUDA launchers directly (cuda run only): views that start past an allocation's start (the
+// ABI's buffers never do), so that rows begin at every offset from a 16-byte boundary.
+
+#if TLRT_HAVE_CUDA
+
+template <class T>
+class ReduceAxisLauncher : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!cuda_requested()) GTEST_SKIP() << "launcher checks run in the cuda pass only";
+    int devices = 0;
+    if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
+      GTEST_SKIP() << "no CUDA device visible: the launcher checks cannot run here";
+    }
+    ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
+    ASSERT_EQ(cudaStreamCreate(&stream_), cudaSuccess);
+  }
+  void TearDown() override {
+    if (stream_ != nullptr) cudaStreamDestroy(stream_);
+  }
+
+  enum class Op { sum_by_row, max_by_row, max_by_column };
+
+  // The launcher of `op` on a rows x cols view `offset` elements past the start of a device
+  // allocation holding x there; the result's words.
+  std::vector<Bits<T>> launch(Op op, const std::vector<T>& x, uint64_t offset, uint64_t rows,
+                              uint64_t cols) {
+    const uint64_t outputs = op == Op::max_by_column ? cols : rows;
+    T* dev = nullptr;
+    T* out = nullptr;
+    void* workspace = nullptr;
+    EXPECT_EQ(cudaMalloc(&dev, (offset + x.size()) * sizeof(T)), cudaSuccess);
+    EXPECT_EQ(cudaMalloc(&out, outputs * sizeof(T)), cudaSuccess);
+    EXPECT_EQ(cudaMemcpy(dev + offset, x.data(), x.size() * sizeof(T), cudaMemcpyHostToDevice),
+              cudaSuccess);
+    switch (op) {
+      case Op::sum_by_row:
+        tlrt::kernels::reduce_sum_by_row_cuda(dev + offset, rows, cols, out, stream_);
+        break;
+      case Op::max_by_row:
+        tlrt::kernels::reduce_max_by_row_cuda(dev + offset, rows, cols, out, stream_);
+        break;
+      case Op::max_by_column: {
+        const uint64_t bytes =
+            tlrt::kernels::reduce_max_by_column_workspace_bytes(rows, cols, sizeof(T));
+        if (bytes != 0) {
+          EXPECT_EQ(cudaMalloc(&workspace, bytes), cudaSuccess);
+        }
+        tlrt::kernels::reduce_max_by_column_cuda(dev + offset, rows, cols, out, workspace, stream_);
+        break;
+      }
+    }
+    std::vector<Bits<T>> got(outputs);
+    EXPECT_EQ(
+        cudaMemcpyAsync(got.data(), out, outputs * sizeof(T), cudaMemcpyDeviceToHost, stream_),
+        cudaSuccess);
+    EXPECT_EQ(cudaStreamSynchronize(stream_), cudaSuccess);
+    cudaFree(dev);
+    cudaFree(out);
+    cudaFree(workspace);
+    return got;
+  }
+
+  cudaStream_t stream_ = nullptr;
+};
+TYPED_TEST_SUITE(ReduceAxisLauncher, Dtypes);
+
+// Views at 0 .. 3 elements past a 256-byte aligned start: rows with a scalar head before their
+// first 16-byte boundary and a scalar tail, lanes with full and partial batches of loads, the
+// block per row, narrow rows; the maxima on the rule lines and, for the columns, on their
+// transpose and on random values with specials.
+TYPED_TEST(ReduceAxisLauncher, ViewsAtEveryOffsetFromAVectorBoundary) {
+  using T = TypeParam;
+  using Op = typename TestFixture::Op;
+  const T specials[] = {std::numeric_limits<T>::quiet_NaN(), -0.0, 0.0,
+                        std::numeric_limits<T>::infinity(), -std::numeric_limits<T>::infinity()};
+  for (uint64_t offset : {0, 1, 2, 3}) {
+    for (auto [rows, cols] : {std::pair<uint64_t, uint64_t>{513, 1024},
+                              {257, 1000},
+                              {2200, 1027},
+                              {40, 4100},
+                              {3000, 12}}) {
+      const std::string what =
+          std::to_string(rows) + "x" + std::to_string(cols) + " at +" + std::to_string(offset);
+      const std::vector<T> sums = random_values<T>(rows * cols, static_cast<uint32_t>(rows + cols));
+      expect_row_sums_within_bound(sums, rows, cols,
+                                   this->launch(Op::sum_by_row, sums, offset, rows, cols), what);
+      const std::vector<T> lines = rule_lines<T>(rows, cols, static_cast<uint32_t>(rows * cols));
+      EXPECT_EQ(this->launch(Op::max_by_row, lines, offset, rows, cols),
+                words<T>(host_max(lines, rows, cols, true)))
+          << what;
+      EXPECT_EQ(this->launch(Op::max_by_column, transposed(lines, rows, cols), offset, cols, rows),
+                words<T>(host_max(lines, rows, cols, true)))
+          << what << ", transposed";
+      std::vector<T> x = sums;
+      std::mt19937 rng(static_cast<uint32_t>(rows + offset));
+      for (size_t k = 0; k < x.size() / 17; ++k) x[rng() % x.size()] = specials[rng() % 5];
+      EXPECT_EQ(this->launch(Op::max_by_column, x, offset, rows, cols),
+                words<T>(host_max(x, rows, cols, false)))
+          << what;
+    }
+  }
+}
+
+#endif  // TLRT_HAVE_CUDA
 
 }  // namespace

@@ -2,8 +2,11 @@
 //
 // * reduce_sum_by_row / reduce_max_by_row: one group of threads per row (a warp, or the whole
 //   block when there are too few rows to fill the device), 16-byte loads after a scalar head that
-//   reaches alignment, per-thread accumulators combined by shuffles. The sum's order is free
-//   (tolerance); the max runs on the integer keys of max_key.h, so its bits do not depend on it.
+//   reaches alignment, per-thread accumulators combined by shuffles. The warp-per-row kernel
+//   issues 8 loads per lane before adding them (a whole 4 KiB row in flight per warp), with
+//   registers for 4 resident blocks per SM, and reads around L1 with an L2 evict-first policy
+//   (the input is read once). The sum's order is free (tolerance); the max runs on the integer
+//   keys of max_key.h, so its bits do not depend on it.
 // * reduce_max_by_column: one launch. Blocks own a tile of up to 32 x 4 columns (16-byte loads
 //   when the rows allow: a warp reads up to 512 contiguous bytes of a row) and a range of rows;
 //   the row lanes' keys meet in shared memory. With several row ranges (splits) each block stores
@@ -113,7 +116,96 @@ TLRT_DEVICE_INLINE void add_vector(typename Op::Acc (&acc)[2], const double2& v)
   acc[1] = Op::add(acc[1], v.y);
 }
 
-constexpr uint32_t kRowUnroll = 4;  // 16-byte loads in flight per thread
+// Data read once: 16-byte loads that allocate no L1 line, under an L2 policy that makes their
+// lines the first to leave (policy from evict_first_policy(), made once per thread).
+TLRT_DEVICE_INLINE uint64_t evict_first_policy() {
+  uint64_t policy;
+  asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
+  return policy;
+}
+TLRT_DEVICE_INLINE float4 load_once(const float4* p, uint64_t policy) {
+  float4 v;
+  asm("ld.global.nc.L1::no_allocate.L2::cache_hint.v4.f32 {%0, %1, %2, %3}, [%4], %5;"
+      : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+      : "l"(__cvta_generic_to_global(p)), "l"(policy));
+  return v;
+}
+TLRT_DEVICE_INLINE double2 load_once(const double2* p, uint64_t policy) {
+  double2 v;
+  asm("ld.global.nc.L1::no_allocate.L2::cache_hint.v2.f64 {%0, %1}, [%2], %3;"
+      : "=d"(v.x), "=d"(v.y)
+      : "l"(__cvta_generic_to_global(p)), "l"(policy));
+  return v;
+}
+
+// Vectors p[0], p[stride], ..., p[(n - 1) stride] handed to consume in that order, kBatch at a
+// time: a batch's kBatch loads are issued before any of them is consumed. The last n % kBatch
+// vectors form one predicated batch.
+template <int kBatch, class V, class F>
+TLRT_DEVICE_INLINE void consume_batches(const V* p, uint64_t stride, uint64_t n, uint64_t policy,
+                                        F&& consume) {
+  uint64_t left = n;
+#pragma unroll 1
+  for (; left >= kBatch; left -= kBatch, p += kBatch * stride) {
+    V v[kBatch];
+#pragma unroll
+    for (int i = 0; i < kBatch; ++i) v[i] = load_once(p + i * stride, policy);
+#pragma unroll
+    for (int i = 0; i < kBatch; ++i) consume(v[i]);
+  }
+  if (left > 0) {
+    V v[kBatch];
+#pragma unroll
+    for (int i = 0; i < kBatch; ++i) {
+      if (static_cast<uint64_t>(i) < left) v[i] = load_once(p + i * stride, policy);
+    }
+#pragma unroll
+    for (int i = 0; i < kBatch; ++i) {
+      if (static_cast<uint64_t>(i) < left) consume(v[i]);
+    }
+  }
+}
+
+// Elements before the first 16-byte boundary of a row starting at p (payloads are at least
+// element aligned), at most cols.
+template <class T>
+TLRT_DEVICE_INLINE uint64_t row_head(const T* p, uint64_t cols) {
+  const uint64_t head = ((16u - (reinterpret_cast<uintptr_t>(p) & 15u)) & 15u) / sizeof(T);
+  return head < cols ? head : cols;
+}
+
+// The warp-per-row kernel: a lane issues kRowBatch 16-byte loads before adding them (a row of
+// 1024 floats is one batch: the warp has the whole row in flight), with a register bound for
+// kRowBlocks resident blocks per SM.
+constexpr int kRowBatch = 8;
+constexpr int kRowBlocks = 4;
+
+// The accumulator of lane `lane` of a warp over the row at p: the head's elements into acc[0],
+// the lane's vectors lane, lane + 32, ... in increasing order into acc[0 .. kLanes - 1], the
+// tail's elements into acc[1], then acc[0] merged with acc[1], acc[2], ... in that order.
+template <class Op, class T>
+TLRT_DEVICE_INLINE typename Op::Acc row_lane(const T* p, uint64_t cols, uint32_t lane,
+                                             uint64_t policy) {
+  using V = typename Vec16<T>::type;
+  constexpr int kLanes = Vec16<T>::kLanes;
+  typename Op::Acc acc[kLanes];
+#pragma unroll
+  for (int i = 0; i < kLanes; ++i) acc[i] = Op::identity();
+  const uint64_t head = row_head(p, cols);  // < kLanes
+  if (lane < head) acc[0] = Op::add(acc[0], p[lane]);
+  const uint64_t vectors = (cols - head) / kLanes;
+  const uint64_t mine = vectors > lane ? (vectors - lane + 31) / 32 : 0;
+  consume_batches<kRowBatch>(reinterpret_cast<const V*>(p + head) + lane, 32, mine, policy,
+                             [&](const V& v) { add_vector<Op>(acc, v); });
+  const uint64_t tail = head + vectors * kLanes;  // cols - tail < kLanes
+  if (lane < cols - tail) acc[1] = Op::add(acc[1], p[tail + lane]);
+#pragma unroll
+  for (int i = 1; i < kLanes; ++i) acc[0] = Op::merge(acc[0], acc[i]);
+  return acc[0];
+}
+
+// 16-byte loads in flight per thread of the block-per-row kernel.
+constexpr uint32_t kRowUnroll = 4;
 
 // One row's accumulator of a group of kGroup threads (lane in [0, kGroup)): kRowUnroll vector
 // loads are issued before their additions, into kLanes accumulators.
@@ -124,9 +216,7 @@ TLRT_DEVICE_INLINE typename Op::Acc row_partial(const T* p, uint64_t cols, int l
   typename Op::Acc acc[kLanes];
 #pragma unroll
   for (int i = 0; i < kLanes; ++i) acc[i] = Op::identity();
-  // Elements before the first 16-byte boundary (payloads are at least element aligned).
-  uint64_t head = ((16u - (reinterpret_cast<uintptr_t>(p) & 15u)) & 15u) / sizeof(T);
-  if (head > cols) head = cols;
+  const uint64_t head = row_head(p, cols);
   for (uint64_t j = lane; j < head; j += kGroup) acc[0] = Op::add(acc[0], p[j]);
   const uint64_t vectors = (cols - head) / kLanes;
   const V* pv = reinterpret_cast<const V*>(p + head);
@@ -154,28 +244,40 @@ TLRT_DEVICE_INLINE typename Op::Acc warp_merge(typename Op::Acc acc) {
   return acc;
 }
 
-// kGroup = 32: a warp per row; kGroup = kThreads: the block per row.
-template <class Op, class T, int kGroup>
+// A warp per row, rows w, w + W, ... for warp w of W in the grid.
+template <class Op, class T>
+__global__ void __launch_bounds__(kThreads, kRowBlocks)
+    by_row_warp_kernel(const T* __restrict__ x, uint64_t rows, uint64_t cols, T* __restrict__ out) {
+  const uint64_t policy = evict_first_policy();
+  const uint32_t lane = threadIdx.x % 32;
+  const uint64_t warp = (static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
+  const uint64_t warps = static_cast<uint64_t>(gridDim.x) * blockDim.x / 32;
+  const T* p = x + warp * cols;
+  const uint64_t step = warps * cols;
+#pragma unroll 1
+  for (uint64_t row = warp; row < rows; row += warps, p += step) {
+    const auto acc = warp_merge<Op>(row_lane<Op, T>(p, cols, lane, policy));
+    if (lane == 0) out[row] = Op::finish(acc);
+  }
+}
+
+// The block per row (few long rows): the warps' accumulators meet in shared memory.
+template <class Op, class T>
 __global__ void __launch_bounds__(kThreads)
-    by_row_kernel(const T* __restrict__ x, uint64_t rows, uint64_t cols, T* __restrict__ out) {
+    by_row_block_kernel(const T* __restrict__ x, uint64_t rows, uint64_t cols,
+                        T* __restrict__ out) {
   using Acc = typename Op::Acc;
   __shared__ Acc partial[kThreads / 32];
-  const int lane = static_cast<int>(threadIdx.x % kGroup);
-  const uint64_t group = (static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / kGroup;
-  const uint64_t groups = static_cast<uint64_t>(gridDim.x) * blockDim.x / kGroup;
-  for (uint64_t row = group; row < rows; row += groups) {
-    Acc acc = warp_merge<Op>(row_partial<Op, T, kGroup>(x + row * cols, cols, lane));
-    if constexpr (kGroup > 32) {
-      if (threadIdx.x % 32 == 0) partial[threadIdx.x / 32] = acc;
-      __syncthreads();
-      if (threadIdx.x == 0) {
-        for (int w = 1; w < kThreads / 32; ++w) acc = Op::merge(acc, partial[w]);
-        out[row] = Op::finish(acc);
-      }
-      __syncthreads();
-    } else {
-      if (lane == 0) out[row] = Op::finish(acc);
+  const int lane = static_cast<int>(threadIdx.x);
+  for (uint64_t row = blockIdx.x; row < rows; row += gridDim.x) {
+    Acc acc = warp_merge<Op>(row_partial<Op, T, kThreads>(x + row * cols, cols, lane));
+    if (threadIdx.x % 32 == 0) partial[threadIdx.x / 32] = acc;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      for (int w = 1; w < kThreads / 32; ++w) acc = Op::merge(acc, partial[w]);
+      out[row] = Op::finish(acc);
     }
+    __syncthreads();
   }
 }
 
@@ -188,10 +290,10 @@ void by_row(const T* x, uint64_t rows, uint64_t cols, T* out, cudaStream_t strea
   }
   const uint64_t sms = current_sm_count(op);
   if (rows < 16 * sms && cols >= 4096) {
-    by_row_kernel<Op, T, kThreads>
+    by_row_block_kernel<Op, T>
         <<<grid_for(rows, 1, 65535), kThreads, 0, stream>>>(x, rows, cols, out);
   } else {
-    by_row_kernel<Op, T, 32>
+    by_row_warp_kernel<Op, T>
         <<<grid_for(rows, kThreads / 32, 65535 * 8), kThreads, 0, stream>>>(x, rows, cols, out);
   }
   check_launch(op);
