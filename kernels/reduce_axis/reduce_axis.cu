@@ -7,11 +7,16 @@
 //   registers for 4 resident blocks per SM, and reads around L1 with an L2 evict-first policy
 //   (the input is read once). The sum's order is free (tolerance); the max runs on the integer
 //   keys of max_key.h, so its bits do not depend on it.
-// * reduce_max_by_column: one launch. Blocks own a tile of up to 32 x 4 columns (16-byte loads
-//   when the rows allow: a warp reads up to 512 contiguous bytes of a row) and a range of rows;
-//   the row lanes' keys meet in shared memory. With several row ranges (splits) each block stores
-//   its keys in the workspace and the last block of a tile to finish takes the maxima over the
-//   splits (order-free: the key order is a total order) and writes the values.
+// * reduce_max_by_column: one launch. On 16-byte aligned rows of whole 16-byte vectors, blocks
+//   own a tile of up to 256 vectors of a row (a block-wide access is a contiguous 4 KiB piece of
+//   one row, or several consecutive shorter rows) and a range of consecutive rows, two blocks
+//   per SM in all; a thread has 8 rows' loads in flight. With several row ranges (splits) the
+//   blocks' keys meet by atomicMax in a device-global key array (order-free: the key order is a
+//   total order) and the last block of a tile to finish writes the values and clears the keys.
+//   Other shapes: blocks own a tile of up to 32 x 4 columns (16-byte loads when the rows allow)
+//   and a range of rows; the row lanes' keys meet in shared memory, and with several splits each
+//   block stores its keys in the workspace and the last block of a tile to finish takes the
+//   maxima over the splits.
 // * ordered_fold: out[c] = ((+0 + M[0, c]) + M[1, c]) + ..., one thread per column running the
 //   chain of dependent additions out of shared memory, so that the chain never waits for memory.
 //   A block owns a tile of 8, 16 or 32 consecutive columns and walks the rows in chunks (32 KiB,
@@ -482,6 +487,135 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
+// The whole-row column kernel: blocks own a tile of tpr consecutive 16-byte vectors of a row (tpr
+// a power of two <= kThreads: 1024 floats or 512 doubles when the rows are that long, so that a
+// block-wide access is a contiguous 4 KiB piece of one row, or kThreads / tpr consecutive rows
+// when they are shorter) and a range of consecutive rows (a split); a thread keeps one vector's
+// columns and issues kColumnRowBatch loads of its rows before taking their keys. With one split
+// the block writes the values; otherwise the blocks' keys meet by atomicMax in
+// g_column_row_keys, which is zero between launches: the last block of a tile to finish (counted
+// by the tile's ticket) writes the tile's values and clears its keys and its ticket. Like the
+// tickets of max_by_column_kernel, this requires the launches of one device to be serialised.
+// The path needs 16-byte aligned rows of whole vectors; with several splits also
+// cols <= kColumnRowKeys<T> and tiles <= kMaxColumnTickets.
+constexpr int kColumnRowBatch = 8;   // rows of loads in flight per thread
+constexpr int kColumnRowBlocks = 4;  // resident blocks per SM the registers allow
+// Blocks per SM the plan aims at: two long row ranges per SM (about 1 MiB of contiguous rows each
+// at 65536 x 1024 float32) move the input faster than a full wave of four shorter ones, whose
+// extra streams and atomics cost more than their loads in flight gain.
+constexpr int kColumnRowTargetBlocks = 2;
+constexpr uint64_t kColumnRowKeyBytes = 256 * 1024;
+__device__ uint64_t g_column_row_keys[kColumnRowKeyBytes / 8];
+__device__ uint32_t g_column_row_tile_done[kMaxColumnTickets];
+template <class T>
+constexpr uint64_t kColumnRowKeys = kColumnRowKeyBytes / sizeof(typename MaxKeyTraits<T>::Key);
+
+TLRT_DEVICE_INLINE void atomic_max(uint32_t* p, uint32_t v) {
+  atomicMax(reinterpret_cast<unsigned int*>(p), v);
+}
+TLRT_DEVICE_INLINE void atomic_max(uint64_t* p, uint64_t v) {
+  atomicMax(reinterpret_cast<unsigned long long*>(p), static_cast<unsigned long long>(v));
+}
+
+struct ColumnRowPlan {
+  uint32_t tpr = 1;  // threads (16-byte vectors) across a tile
+  uint64_t tiles = 0;
+  uint64_t splits = 1;
+  uint64_t per_split = 0;
+};
+
+// The whole-row kernel's plan (kColumnRowTargetBlocks blocks per SM, at least one batch of loads
+// per row lane), or false where the kernel does not apply.
+template <class T>
+bool column_row_plan(const T* x, uint64_t rows, uint64_t cols, ColumnRowPlan& p, const char* op) {
+  constexpr uint64_t kLanes = Vec16<T>::kLanes;
+  if (rows == 0 || cols == 0 || !aligned16(x) || cols % kLanes != 0) return false;
+  const uint64_t vectors = cols / kLanes;
+  while (p.tpr < kThreads && p.tpr < vectors) p.tpr *= 2;
+  p.tiles = (vectors + p.tpr - 1) / p.tpr;
+  if (p.tiles > 0x7FFFFFFFu) return false;
+  const uint64_t lanes = kThreads / p.tpr;
+  const uint64_t target = uint64_t{kColumnRowTargetBlocks} * current_sm_count(op);
+  const uint64_t wave_splits = (target + p.tiles - 1) / p.tiles;
+  uint64_t per = (rows + wave_splits - 1) / wave_splits;
+  const uint64_t least = kColumnRowBatch * lanes;
+  if (per < least) per = least;
+  if ((rows + per - 1) / per > 65535) per = (rows + 65534) / 65535;
+  p.per_split = per;
+  p.splits = (rows + per - 1) / per;
+  if (p.splits > 1 && (cols > kColumnRowKeys<T> || p.tiles > kMaxColumnTickets)) return false;
+  return true;
+}
+
+template <class T>
+__global__ void __launch_bounds__(kThreads, kColumnRowBlocks)
+    max_by_column_rows_kernel(const T* __restrict__ x, uint64_t rows, uint64_t cols,
+                              uint64_t per_split, uint32_t tpr, T* __restrict__ out) {
+  using Key = typename MaxKeyTraits<T>::Key;
+  using V = typename Vec16<T>::type;
+  constexpr uint32_t kLanes = Vec16<T>::kLanes;
+  __shared__ Key part[kThreads * kLanes];
+  __shared__ bool last_block;
+  const uint64_t policy = evict_first_policy();
+  const uint32_t lanes = kThreads / tpr;  // row lanes
+  const uint32_t cg = threadIdx.x % tpr;
+  const uint32_t rl = threadIdx.x / tpr;
+  const uint32_t slot = cg * kLanes;
+  const uint64_t tile = blockIdx.x;
+  const uint64_t c0 = tile * tpr * kLanes;  // the tile's first column
+  const uint64_t c = c0 + slot;             // this thread's first column
+  const uint64_t split = blockIdx.y;
+  const uint64_t splits = gridDim.y;
+  const uint64_t begin = split * per_split;
+  const uint64_t end = begin + per_split < rows ? begin + per_split : rows;
+  Key k[kLanes];
+#pragma unroll
+  for (uint32_t v = 0; v < kLanes; ++v) k[v] = 0;
+  if (c < cols) {
+    const uint64_t first = begin + rl;
+    const uint64_t count = first < end ? (end - first + lanes - 1) / lanes : 0;
+    const uint64_t row_vectors = cols / kLanes;
+    consume_batches<kColumnRowBatch>(reinterpret_cast<const V*>(x + c) + first * row_vectors,
+                                     lanes * row_vectors, count, policy,
+                                     [&](const V& v) { ColumnVec<T, kLanes>::keys(v, k); });
+  }
+  merge_row_lanes<Key, kLanes>(k, part, lanes, rl, slot);
+  if (splits == 1) {
+    if (rl == 0 && c < cols) {  // kLanes columns, all inside (cols % kLanes == 0)
+#pragma unroll
+      for (uint32_t v = 0; v < kLanes; ++v) out[c + v] = max_value<T>(k[v]);
+    }
+    return;
+  }
+  // The tile's keys through shared memory, so that a warp's atomics cover consecutive words.
+  const uint32_t width = tpr * kLanes;
+  const uint64_t inside = cols - c0 < width ? cols - c0 : width;  // columns of the tile
+  if (rl == 0) {
+#pragma unroll
+    for (uint32_t v = 0; v < kLanes; ++v) part[slot + v] = k[v];
+  }
+  __syncthreads();
+  Key* keys = reinterpret_cast<Key*>(g_column_row_keys) + c0;
+  for (uint32_t j = threadIdx.x; j < inside; j += kThreads) atomic_max(keys + j, part[j]);
+  __threadfence();
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    const uint32_t done = atomicAdd(&g_column_row_tile_done[tile], 1u) + 1;
+    last_block = done == splits;
+    if (last_block) {
+      __threadfence();
+      g_column_row_tile_done[tile] = 0;  // complete: nothing else touches it in this launch
+    }
+  }
+  __syncthreads();
+  if (!last_block) return;
+  __threadfence();
+  for (uint32_t j = threadIdx.x; j < inside; j += kThreads) {
+    out[c0 + j] = max_value<T>(load_cg(keys + j));
+    keys[j] = 0;
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Ordered fold
 
@@ -909,6 +1043,14 @@ void reduce_max_by_column_cuda(const T* x, uint64_t rows, uint64_t cols, T* out,
   if (cols == 0) return;
   if (rows == 0) {
     check_cuda(cudaMemsetAsync(out, 0, cols * sizeof(T), stream), op, "cudaMemsetAsync");
+    return;
+  }
+  ColumnRowPlan rp;
+  if (column_row_plan(x, rows, cols, rp, op)) {
+    const dim3 grid(static_cast<unsigned>(rp.tiles), static_cast<unsigned>(rp.splits));
+    max_by_column_rows_kernel<T>
+        <<<grid, kThreads, 0, stream>>>(x, rows, cols, rp.per_split, rp.tpr, out);
+    check_launch(op);
     return;
   }
   using Key = typename MaxKeyTraits<T>::Key;
