@@ -11,13 +11,16 @@
 
 namespace tlrt::kernels {
 
+// rank >= 0 axes; the axis counter has rank's type. The fold's loaders pass a uint32_t; the
+// batched transpose kernels pass an int, with which they keep fewer 64-bit index registers (with an
+// unsigned counter their 16-byte-group kernel spills 116 bytes instead of 40 and runs at 72% of
+// the copy bandwidth instead of 85%).
+template <class Rank>
 TLRT_HOST_DEVICE uint64_t row_major_offset(const uint64_t* extent, const uint64_t* stride,
-                                           uint32_t rank, uint64_t i) {
+                                           Rank rank, uint64_t i) {
   if (rank == 0) return 0;
   uint64_t offset = 0;
-  // A signed counter: with an unsigned one the transpose kernels, which inline this, keep more
-  // 64-bit index registers and spill (16-byte groups: 116 bytes instead of 40).
-  for (int k = static_cast<int>(rank) - 1; k > 0; --k) {
+  for (Rank k = rank - 1; k > 0; --k) {
     const uint64_t q = i / extent[k];
     offset += (i - q * extent[k]) * stride[k];
     i = q;

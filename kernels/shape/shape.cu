@@ -597,7 +597,7 @@ __device__ __forceinline__ void put_words(W* to, const W* v, uint64_t p_out, uin
 __device__ __forceinline__ uint64_t rep_outer_offset(const TransposeGeometry& g, uint64_t q) {
   return g.rep_rank < 2
              ? 0
-             : row_major_offset(g.rep_dims, g.rep_out, static_cast<uint32_t>(g.rep_rank - 1), q);
+             : row_major_offset(g.rep_dims, g.rep_out, static_cast<int>(g.rep_rank - 1), q);
 }
 
 // The broadcast positions of a chunk in row-major order, from `rep`.
