@@ -189,6 +189,19 @@ TLRT_DEVICE_INLINE void store16cs(double* p, const double* v) {
   __stcs(reinterpret_cast<double2*>(p), make_double2(v[0], v[1]));
 }
 
+// xhat and y of V consecutive columns at xh and yo: one 16-byte streaming store each (V > 1) or
+// one element each.
+template <int V, class T>
+TLRT_DEVICE_INLINE void store_outputs(T* xh, T* yo, const T* h, const T* o) {
+  if constexpr (V > 1) {
+    store16cs(xh, h);
+    store16cs(yo, o);
+  } else {
+    __stcs(xh, h[0]);
+    __stcs(yo, o[0]);
+  }
+}
+
 // Elements per access: 16 / sizeof(T) on the vector layouts (cols a multiple of it and the row
 // buffers 16-byte aligned), 1 otherwise.
 template <class T, bool VEC>
@@ -332,13 +345,7 @@ __global__ void __launch_bounds__(WARPS * 32)
             h[e] = xhat_of(c, sd, rs, static_cast<T*>(nullptr));
             o[e] = add_rn(mul_rn(h[e], ga[e]), be[e]);
           }
-          if constexpr (V > 1) {
-            store16cs(xhat + offset + j, h);
-            store16cs(y + offset + j, o);
-          } else {
-            __stcs(xhat + offset + j, h[0]);
-            __stcs(y + offset + j, o[0]);
-          }
+          store_outputs<V>(xhat + offset + j, y + offset + j, h, o);
         }
       }
     }
@@ -444,13 +451,7 @@ __global__ void __launch_bounds__(WARPS * 32, MIN_BLOCKS)
           }
           o[e] = add_rn(mul_rn(h[e], ga[e]), be[e]);
         }
-        if constexpr (V > 1) {
-          store16cs(xhat + offset + j, h);
-          store16cs(y + offset + j, o);
-        } else {
-          __stcs(xhat + offset + j, h[0]);
-          __stcs(y + offset + j, o[0]);
-        }
+        store_outputs<V>(xhat + offset + j, y + offset + j, h, o);
       }
     }
     if constexpr (kFloat) {
