@@ -12,6 +12,10 @@
 
 #include "tlrt/torchlean_abi.h"
 
+#if TLRT_HAVE_CUDA
+#include <cuda_runtime.h>
+#endif
+
 namespace abi_test {
 
 // The ABI's dtype code of a scalar type and the unsigned word with its bits.
@@ -215,5 +219,27 @@ class DeterministicScope {
 
 uint32_t f32_bits(double widened);
 uint64_t f64_bits(double v);
+
+#if TLRT_HAVE_CUDA
+// Base fixture of the tests that call a CUDA launcher directly (paths the ABI cannot reach): they
+// run in the cuda pass only and skip visibly without a device; each test gets a stream of its own.
+class LauncherSuite : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!cuda_requested()) GTEST_SKIP() << "launcher checks run in the cuda pass only";
+    int devices = 0;
+    if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
+      GTEST_SKIP() << "no CUDA device visible: the launcher checks cannot run here";
+    }
+    ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
+    ASSERT_EQ(cudaStreamCreate(&stream_), cudaSuccess);
+  }
+  void TearDown() override {
+    if (stream_ != nullptr) cudaStreamDestroy(stream_);
+  }
+
+  cudaStream_t stream_ = nullptr;
+};
+#endif
 
 }  // namespace abi_test

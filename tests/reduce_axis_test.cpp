@@ -670,21 +670,8 @@ TEST_F(ReduceAxisDeathTest, ReleasedAndNonBufferOperandsPanic) {
 #if TLRT_HAVE_CUDA
 
 template <class T>
-class ReduceAxisLauncher : public ::testing::Test {
+class ReduceAxisLauncher : public LauncherSuite {
  protected:
-  void SetUp() override {
-    if (!cuda_requested()) GTEST_SKIP() << "launcher checks run in the cuda pass only";
-    int devices = 0;
-    if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
-      GTEST_SKIP() << "no CUDA device visible: the launcher checks cannot run here";
-    }
-    ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
-    ASSERT_EQ(cudaStreamCreate(&stream_), cudaSuccess);
-  }
-  void TearDown() override {
-    if (stream_ != nullptr) cudaStreamDestroy(stream_);
-  }
-
   enum class Op { sum_by_row, max_by_row, max_by_column };
 
   // The launcher of `op` on a rows x cols view `offset` elements past the start of a device
@@ -726,8 +713,6 @@ class ReduceAxisLauncher : public ::testing::Test {
     cudaFree(workspace);
     return got;
   }
-
-  cudaStream_t stream_ = nullptr;
 };
 TYPED_TEST_SUITE(ReduceAxisLauncher, Dtypes);
 

@@ -365,21 +365,8 @@ TEST_F(ReduceDeathTest, NonBufferArgumentsPanic) {
 
 #if TLRT_HAVE_CUDA
 
-class ReduceLauncher : public ::testing::Test {
+class ReduceLauncher : public LauncherSuite {
  protected:
-  void SetUp() override {
-    if (!cuda_requested()) GTEST_SKIP() << "launcher checks run in the cuda pass only";
-    int devices = 0;
-    if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
-      GTEST_SKIP() << "no CUDA device visible: the launcher checks cannot run here";
-    }
-    ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
-    ASSERT_EQ(cudaStreamCreate(&stream_), cudaSuccess);
-  }
-  void TearDown() override {
-    if (stream_ != nullptr) cudaStreamDestroy(stream_);
-  }
-
   // Runs the launcher on device data and returns the host copy of the result.
   float launch_sum(const float* x, uint64_t n) {
     void* workspace = nullptr;
@@ -398,8 +385,6 @@ class ReduceLauncher : public ::testing::Test {
     cudaFree(workspace);
     return result;
   }
-
-  cudaStream_t stream_ = nullptr;
 };
 
 // A view one element past an aligned allocation cannot use 16-byte loads.
