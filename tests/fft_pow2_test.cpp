@@ -66,6 +66,19 @@ void pass(std::vector<Cplx<T>>& data, const Cplx<T>* tw, uint64_t h, uint64_t ns
   }
 }
 
+// The spectrum values of first-pass butterfly j of b and of its mirror partner m (returned), as a
+// thread of the kernel fetches them: xj[r] = X[j + r b], xm[r] = X[m + r b].
+template <class T, int R0>
+uint64_t pair_spectrum(const Cplx<T>* row, uint64_t j, uint64_t b, Cplx<T> (&xj)[R0],
+                       Cplx<T> (&xm)[R0]) {
+  const uint64_t m = tlrt::kernels::first_pass_partner(j, b);
+  for (int r = 0; r < R0; ++r) {
+    xj[r] = row[j + r * b];
+    xm[r] = row[m + r * b];
+  }
+  return m;
+}
+
 // The first pass as the kernel runs it: butterfly j < B/2 with its partner, inputs formed from
 // the spectrum by first_pass_inputs, outputs to positions j R0 + r (ns = 1). `written` counts the
 // writes per position.
@@ -74,12 +87,8 @@ void first_pass(const Cplx<T>* row, std::vector<Cplx<T>>& data, const std::vecto
                 uint64_t h, bool scaled, T scale, std::vector<int>& written) {
   const uint64_t b = h / R0;
   for (uint64_t j = 0; j < b / 2; ++j) {
-    const uint64_t m = tlrt::kernels::first_pass_partner(j, b);
     Cplx<T> xj[R0], xm[R0], zj[R0], zm[R0];
-    for (int r = 0; r < R0; ++r) {
-      xj[r] = row[j + r * b];
-      xm[r] = row[m + r * b];
-    }
+    const uint64_t m = pair_spectrum<T, R0>(row, j, b, xj, xm);
     tlrt::kernels::first_pass_inputs<T, R0>(h, j, xj, xm, row[h], table.data(), scaled, scale, zj,
                                             zm);
     tlrt::kernels::radix_butterfly<T, R0>(zj);
@@ -139,12 +148,8 @@ void inputs_are_the_z_of_their_positions(uint64_t h) {
   };
   const uint64_t b = h / R0;
   for (uint64_t j = 0; j < b / 2; ++j) {
-    const uint64_t m = tlrt::kernels::first_pass_partner(j, b);
     Cplx<T> xj[R0], xm[R0], zj[R0], zm[R0];
-    for (int r = 0; r < R0; ++r) {
-      xj[r] = row[j + r * b];
-      xm[r] = row[m + r * b];
-    }
+    const uint64_t m = pair_spectrum<T, R0>(row.data(), j, b, xj, xm);
     tlrt::kernels::first_pass_inputs<T, R0>(h, j, xj, xm, row[h], table.data(), true, scale, zj,
                                             zm);
     for (int r = 0; r < R0; ++r) {
