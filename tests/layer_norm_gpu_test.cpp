@@ -28,6 +28,7 @@
 #include "runtime/settings.h"
 #include "runtime/transfer.h"
 #include "tests/support/gpu_test_support.h"
+#include "tests/support/offset_device.h"
 
 namespace {
 
@@ -357,38 +358,13 @@ TEST_F(LayerNormGpu, NonFiniteRowsGiveNaNRowsOnBothBackends) {
       23, [](auto t, const Shape& s, uint64_t key) { check_nonfinite_rows<decltype(t)>(s, key); });
 }
 
-// A device copy at an element offset (1: never 16-byte aligned), freed at scope exit.
-template <class T>
-class Device {
- public:
-  Device(const std::vector<T>& host, uint64_t offset) : n_(host.size()), offset_(offset) {
-    EXPECT_EQ(cudaMalloc(&base_, (n_ + 2) * sizeof(T)), cudaSuccess);
-    EXPECT_EQ(cudaMemcpy(data(), host.data(), n_ * sizeof(T), cudaMemcpyHostToDevice), cudaSuccess);
-  }
-  ~Device() { cudaFree(base_); }
-  Device(const Device&) = delete;
-  Device& operator=(const Device&) = delete;
-  T* data() const { return static_cast<T*>(base_) + offset_; }
-  std::vector<T> read() const {
-    std::vector<T> host(n_);
-    EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-    EXPECT_EQ(cudaMemcpy(host.data(), data(), n_ * sizeof(T), cudaMemcpyDeviceToHost), cudaSuccess);
-    return host;
-  }
-
- private:
-  uint64_t n_;
-  uint64_t offset_;
-  void* base_ = nullptr;
-};
-
 // The CUDA launcher on x, gamma, beta, y and xhat one element past a 16-byte boundary.
 template <class T>
 Outputs<T> forward_misaligned(const std::vector<T>& x, const std::vector<T>& g,
                               const std::vector<T>& be, const Shape& s) {
-  Device<T> dx(x, 1), dg(g, 1), db(be, 1);
-  Device<T> dy(std::vector<T>(x.size(), T(0)), 1), dh(std::vector<T>(x.size(), T(0)), 1);
-  Device<T> di(std::vector<T>(s.rows, T(0)), 0);
+  gpu_test::OffsetDevice<T> dx(x, 1), dg(g, 1), db(be, 1);
+  gpu_test::OffsetDevice<T> dy(x.size(), 1), dh(x.size(), 1);
+  gpu_test::OffsetDevice<T> di(s.rows, 0);
   tlrt::kernels::layer_norm_fwd_cuda<T>(dx.data(), dg.data(), db.data(), {s.rows, s.cols}, 1e-5,
                                         dy.data(), dh.data(), di.data(), nullptr);
   EXPECT_EQ(cudaGetLastError(), cudaSuccess);

@@ -25,6 +25,7 @@
 #include "runtime/context.h"
 #include "runtime/pool_dispatch.h"
 #include "runtime/settings.h"
+#include "tests/support/offset_device.h"
 
 namespace {
 
@@ -67,38 +68,6 @@ std::vector<T> random_values(uint64_t count, uint64_t key, bool specials) {
   }
   return v;
 }
-
-// A device copy at an element offset (1: never pair-aligned), freed at scope exit.
-template <class T>
-class Device {
- public:
-  Device(const std::vector<T>& host, uint64_t offset) : n_(host.size()), offset_(offset) {
-    EXPECT_EQ(cudaMalloc(&base_, (n_ + 2) * sizeof(T)), cudaSuccess);
-    if (!host.empty()) {
-      EXPECT_EQ(cudaMemcpy(data(), host.data(), n_ * sizeof(T), cudaMemcpyHostToDevice),
-                cudaSuccess);
-    }
-  }
-  Device(uint64_t n, uint64_t offset) : Device(std::vector<T>(n, T(0)), offset) {}
-  ~Device() { cudaFree(base_); }
-  Device(const Device&) = delete;
-  Device& operator=(const Device&) = delete;
-  T* data() const { return static_cast<T*>(base_) + offset_; }
-  std::vector<T> read() const {
-    std::vector<T> host(n_);
-    EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-    if (n_ != 0) {
-      EXPECT_EQ(cudaMemcpy(host.data(), data(), n_ * sizeof(T), cudaMemcpyDeviceToHost),
-                cudaSuccess);
-    }
-    return host;
-  }
-
- private:
-  uint64_t n_;
-  uint64_t offset_;
-  void* base_ = nullptr;
-};
 
 enum class Op { max_fwd, max_bwd, avg_fwd, avg_bwd, smooth_fwd, smooth_bwd };
 const Op kOps[] = {Op::max_fwd, Op::max_bwd,    Op::avg_fwd,
@@ -146,7 +115,7 @@ template <class T>
 std::vector<T> run_cuda(Op op, const PoolGeometry& g, const std::vector<T>& x,
                         const std::vector<T>& dy, T b, uint64_t offset) {
   const uint64_t n = (backward(op) ? g.in_volume : g.out_volume) * g.channels;
-  Device<T> dx(x, offset), ddy(dy, offset), out(n, offset);
+  gpu_test::OffsetDevice<T> dx(x, offset), ddy(dy, offset), out(n, offset);
   void* workspace = nullptr;
   const uint64_t bytes = tlrt::kernels::smooth_maxpool_bwd_workspace_bytes(g, sizeof(T));
   if (op == Op::smooth_bwd && bytes != 0) {

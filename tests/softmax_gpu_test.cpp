@@ -16,6 +16,7 @@
 #include "kernels/softmax/softmax.h"
 #include "runtime/context.h"
 #include "tests/support/gpu_test_support.h"
+#include "tests/support/offset_device.h"
 
 namespace {
 
@@ -28,35 +29,6 @@ class SoftmaxGpu : public ::testing::Test {
       GTEST_SKIP() << "no CUDA device visible: GPU checks of the softmax family cannot run here";
     }
   }
-};
-
-// Device copies at an element offset of 1 (never 16-byte aligned), or at 0 (cudaMalloc's
-// alignment: the 16-byte paths), freed at scope exit.
-template <class T>
-class Offset {
- public:
-  explicit Offset(const std::vector<T>& host, uint64_t offset = 1)
-      : n_(host.size()), offset_(offset) {
-    EXPECT_EQ(cudaMalloc(&base_, (n_ + 2) * sizeof(T)), cudaSuccess);
-    if (!host.empty()) {
-      EXPECT_EQ(cudaMemcpy(data(), host.data(), n_ * sizeof(T), cudaMemcpyHostToDevice),
-                cudaSuccess);
-    }
-  }
-  ~Offset() { cudaFree(base_); }
-  Offset(const Offset&) = delete;
-  Offset& operator=(const Offset&) = delete;
-  T* data() const { return static_cast<T*>(base_) + offset_; }
-  std::vector<T> read() const {
-    std::vector<T> host(n_);
-    EXPECT_EQ(cudaMemcpy(host.data(), data(), n_ * sizeof(T), cudaMemcpyDeviceToHost), cudaSuccess);
-    return host;
-  }
-
- private:
-  uint64_t n_;
-  uint64_t offset_;
-  void* base_ = nullptr;
 };
 
 template <class T>
@@ -92,7 +64,7 @@ void check_rows(uint64_t rows, uint64_t cols, uint64_t key, uint64_t offset = 1,
   for (uint64_t j = 0; j < cols; ++j) m[j] = T(0);  // the first row fully blocked
   std::vector<T> want(rows * cols);
   tlrt::kernels::softmax_rows_ref(s.data(), masked ? m.data() : nullptr, rows, cols, want.data());
-  Offset<T> ds(s, offset), dm(m, offset), dout(std::vector<T>(rows * cols), offset);
+  gpu_test::OffsetDevice<T> ds(s, offset), dm(m, offset), dout(std::vector<T>(rows * cols), offset);
   std::vector<T> first;
   for (int run = 0; run < 10; ++run) {
     tlrt::kernels::softmax_rows_cuda(ds.data(), masked ? dm.data() : nullptr, rows, cols,
@@ -136,7 +108,7 @@ TEST_F(SoftmaxGpu, UnalignedAxisColumns) {
   const std::vector<float> x = random_values<float>(outer * len * inner, 99, 20.0);
   std::vector<float> want(x.size());
   tlrt::kernels::softmax_axis_ref(x.data(), outer, len, inner, want.data());
-  Offset<float> dx(x), dout(std::vector<float>(x.size()));
+  gpu_test::OffsetDevice<float> dx(x), dout(std::vector<float>(x.size()));
   tlrt::kernels::softmax_axis_cuda(dx.data(), outer, len, inner, dout.data(), nullptr);
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   expect_within(dout.read(), want, len, 40, "axis");
