@@ -10,6 +10,12 @@
 
 namespace tlrt {
 
+// Whether an environment value turns on a setting that is off by default: set, not empty and not
+// exactly "0" (the rule of TORCHLEAN_CUDA_DETERMINISTIC_REDUCTIONS as well).
+inline bool env_value_enables(const char* value) {
+  return value != nullptr && value[0] != '\0' && std::strcmp(value, "0") != 0;
+}
+
 class EnvSwitch {
  public:
   constexpr EnvSwitch(const char* variable, bool on_by_default)
@@ -30,9 +36,8 @@ class EnvSwitch {
  private:
   bool from_environment() const {
     const char* e = std::getenv(variable_);
-    const bool zero = e != nullptr && std::strcmp(e, "0") == 0;
-    if (on_by_default_) return !zero;
-    return e != nullptr && *e != '\0' && !zero;
+    if (on_by_default_) return e == nullptr || std::strcmp(e, "0") != 0;
+    return env_value_enables(e);
   }
 
   const char* variable_;

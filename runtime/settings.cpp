@@ -2,11 +2,11 @@
 
 #include <atomic>
 #include <cstdlib>
-#include <cstring>
 #include <mutex>
 #include <string>
 
 #include "common/error.h"
+#include "runtime/env_switch.h"
 
 namespace tlrt {
 namespace {
@@ -24,7 +24,7 @@ void check_id(uint32_t id, const char* op) {
 }  // namespace
 
 bool deterministic_from_environment(const char* value) {
-  return value != nullptr && value[0] != '\0' && std::strcmp(value, "0") != 0;
+  return env_value_enables(value);
 }
 
 void initialize_settings() {
