@@ -105,31 +105,15 @@ TLRT_DEVICE_INLINE double narrow<double>(double v) {
   return v;
 }
 
-// xhat = fl_T(c / sd), the IEEE binary64 quotient rounded to T, given rs = fl(1 / sd) of the row.
-// T = double: the division itself. T = float: p = fl(c * rs) is within 3 binary64 ulps of the
-// quotient q = fl(c / sd) (two roundings of relative size 2^-53 each, and the quotient's own).
-// When p is a normal float magnitude and its 29 bits below float precision are more than 64 ulps
-// away from the pattern of a float midpoint (1 followed by 28 zeros), no float midpoint lies
-// between p and q, so fl_float(p) = fl_float(q) bit for bit; otherwise (near a midpoint, a float
-// subnormal, zero, infinity or NaN) the division runs. One binary64 multiply instead of a division
-// in all but about 2^-22 of the elements.
-TLRT_DEVICE_INLINE float xhat_of(double c, double sd, double rs, float*) {
-  const double p = __dmul_rn(c, rs);
-  const double a = fabs(p);
-  const int low = __double2loint(p) & 0x1fffffff;
-  const int off = low - 0x10000000;
-  if (a >= 0x1p-126 && a <= 0x1p+127 && (off > 64 || off < -64)) return __double2float_rn(p);
-  return __double2float_rn(c / sd);
-}
-TLRT_DEVICE_INLINE double xhat_of(double c, double sd, double, double*) {
-  return c / sd;
-}
-
-// Whether fl_float(p) is xhat for p = fl(c * rs), on the bits of p only: |p| in [2^-126, 2^127)
-// (high word of |p| in [0x38100000, 0x47e00000), one unsigned compare) and the 29 bits below float
-// precision more than 64 away from the midpoint pattern (one unsigned compare). A subset of the
-// elements for which xhat_of takes the product (it also admits |p| = 2^127), so where this holds
-// fl_float(p) is xhat_of's value, and elsewhere the division gives it.
+// Whether fl_float(p) is xhat = fl_float(c / sd), the IEEE binary64 quotient rounded to float,
+// for p = fl(c * rs) and rs = fl(1 / sd) of the row: p is within 3 binary64 ulps of the quotient
+// q = fl(c / sd) (two roundings of relative size 2^-53 each, and the quotient's own). When |p| is
+// a normal float magnitude below 2^127 (high word of |p| in [0x38100000, 0x47e00000), one unsigned
+// compare) and its 29 bits below float precision are more than 64 ulps away from the pattern of a
+// float midpoint (1 followed by 28 zeros; one unsigned compare), no float midpoint lies between p
+// and q, so fl_float(p) = fl_float(q) bit for bit. Otherwise (near a midpoint, a float subnormal,
+// zero, |p| >= 2^127, infinity or NaN) the division decides. The product decides all but about
+// 2^-22 of the elements.
 TLRT_DEVICE_INLINE bool product_rounds_to_xhat(double p) {
   const uint32_t hi = static_cast<uint32_t>(__double2hiint(p)) & 0x7fffffffu;
   const uint32_t lo = static_cast<uint32_t>(__double2loint(p));
@@ -138,8 +122,19 @@ TLRT_DEVICE_INLINE bool product_rounds_to_xhat(double p) {
   return normal && clear;
 }
 
-// The division of xhat_of's other path, kept out of line: it runs for about 2^-22 of the elements
-// of ordinary rows.
+// xhat = fl_T(c / sd): T = float, one binary64 multiply where the product decides and the
+// division elsewhere; T = double, the division itself.
+TLRT_DEVICE_INLINE float xhat_of(double c, double sd, double rs, float*) {
+  const double p = __dmul_rn(c, rs);
+  if (product_rounds_to_xhat(p)) return __double2float_rn(p);
+  return __double2float_rn(c / sd);
+}
+TLRT_DEVICE_INLINE double xhat_of(double c, double sd, double, double*) {
+  return c / sd;
+}
+
+// The division of xhat_of's float path, kept out of line for the folded rows: it runs for about
+// 2^-22 of the elements of ordinary rows.
 __device__ __noinline__ float xhat_by_division(double c, double sd) {
   return __double2float_rn(c / sd);
 }

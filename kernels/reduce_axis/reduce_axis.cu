@@ -314,6 +314,25 @@ void by_row(const T* x, uint64_t rows, uint64_t cols, T* out, cudaStream_t strea
 constexpr uint32_t kMaxColumnTickets = 4096;
 __device__ uint32_t g_column_tile_done[kMaxColumnTickets];
 
+// Whether the calling block is the last of the `splits` blocks of column tile `tile` to arrive
+// (the same answer on every thread of the block). Called by every thread after the block's
+// global writes are fenced; the last block resets the tile's counter and fences before it reads
+// the other blocks' writes.
+TLRT_DEVICE_INLINE bool last_block_of_tile(uint64_t tile, uint64_t splits) {
+  __shared__ bool last;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    last = atomicAdd(&g_column_tile_done[tile], 1u) + 1 == splits;
+    if (last) {
+      __threadfence();
+      g_column_tile_done[tile] = 0;  // complete: nothing else touches it in this launch
+    }
+  }
+  __syncthreads();
+  if (last) __threadfence();
+  return last;
+}
+
 constexpr uint32_t kColumnUnroll = 8;  // rows of loads in flight per thread
 
 // A block's view: tpr threads across the tile's columns (each V consecutive columns) times
@@ -416,7 +435,6 @@ __global__ void __launch_bounds__(kThreads)
   using Key = typename MaxKeyTraits<T>::Key;
   using Vec = typename ColumnVec<T, V>::type;
   __shared__ Key part[kThreads * V];
-  __shared__ bool last_block;
   const uint32_t lanes = kThreads / tpr;  // row lanes
   const uint32_t cg = threadIdx.x % tpr;
   const uint32_t rl = threadIdx.x / tpr;
@@ -460,18 +478,7 @@ __global__ void __launch_bounds__(kThreads)
     for (int v = 0; v < V; ++v) keys[split * cols + c + v] = k[v];
     __threadfence();
   }
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    const uint32_t done = atomicAdd(&g_column_tile_done[tile], 1u) + 1;
-    last_block = done == splits;
-    if (last_block) {
-      __threadfence();
-      g_column_tile_done[tile] = 0;  // complete: nothing else touches it in this launch
-    }
-  }
-  __syncthreads();
-  if (!last_block) return;
-  __threadfence();
+  if (!last_block_of_tile(tile, splits)) return;
 #pragma unroll
   for (int v = 0; v < V; ++v) k[v] = 0;
   if (c < cols) {
@@ -494,8 +501,8 @@ __global__ void __launch_bounds__(kThreads)
 // columns and issues kColumnRowBatch loads of its rows before taking their keys. With one split
 // the block writes the values; otherwise the blocks' keys meet by atomicMax in
 // g_column_row_keys, which is zero between launches: the last block of a tile to finish (counted
-// by the tile's ticket) writes the tile's values and clears its keys and its ticket. Like the
-// tickets of max_by_column_kernel, this requires the launches of one device to be serialised.
+// by the tile's counter in g_column_tile_done, shared with max_by_column_kernel: the launches of
+// one device are serialised) writes the tile's values and clears its keys.
 // The path needs 16-byte aligned rows of whole vectors; with several splits also
 // cols <= kColumnRowKeys<T> and tiles <= kMaxColumnTickets.
 constexpr int kColumnRowBatch = 8;   // rows of loads in flight per thread
@@ -506,7 +513,6 @@ constexpr int kColumnRowBlocks = 4;  // resident blocks per SM the registers all
 constexpr int kColumnRowTargetBlocks = 2;
 constexpr uint64_t kColumnRowKeyBytes = 256 * 1024;
 __device__ uint64_t g_column_row_keys[kColumnRowKeyBytes / 8];
-__device__ uint32_t g_column_row_tile_done[kMaxColumnTickets];
 template <class T>
 constexpr uint64_t kColumnRowKeys = kColumnRowKeyBytes / sizeof(typename MaxKeyTraits<T>::Key);
 
@@ -555,7 +561,6 @@ __global__ void __launch_bounds__(kThreads, kColumnRowBlocks)
   using V = typename Vec16<T>::type;
   constexpr uint32_t kLanes = Vec16<T>::kLanes;
   __shared__ Key part[kThreads * kLanes];
-  __shared__ bool last_block;
   const uint64_t policy = evict_first_policy();
   const uint32_t lanes = kThreads / tpr;  // row lanes
   const uint32_t cg = threadIdx.x % tpr;
@@ -598,18 +603,7 @@ __global__ void __launch_bounds__(kThreads, kColumnRowBlocks)
   Key* keys = reinterpret_cast<Key*>(g_column_row_keys) + c0;
   for (uint32_t j = threadIdx.x; j < inside; j += kThreads) atomic_max(keys + j, part[j]);
   __threadfence();
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    const uint32_t done = atomicAdd(&g_column_row_tile_done[tile], 1u) + 1;
-    last_block = done == splits;
-    if (last_block) {
-      __threadfence();
-      g_column_row_tile_done[tile] = 0;  // complete: nothing else touches it in this launch
-    }
-  }
-  __syncthreads();
-  if (!last_block) return;
-  __threadfence();
+  if (!last_block_of_tile(tile, splits)) return;
   for (uint32_t j = threadIdx.x; j < inside; j += kThreads) {
     out[c0 + j] = max_value<T>(load_cg(keys + j));
     keys[j] = 0;
