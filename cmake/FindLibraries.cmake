@@ -25,8 +25,8 @@ find_path(TLRT_CCCL_INCLUDE_DIR cub/cub.cuh
 if(TLRT_CCCL_INCLUDE_DIR)
   message(STATUS "tlrt: CCCL headers ${TLRT_CCCL_INCLUDE_DIR}")
 endif()
-if(NOT TARGET CUDA::cublas OR NOT TARGET CUDA::cufft)
-  message(FATAL_ERROR "tlrt: cuBLAS or cuFFT missing from the CUDA toolkit")
+if(NOT TARGET CUDA::cublas OR NOT TARGET CUDA::cublasLt OR NOT TARGET CUDA::cufft)
+  message(FATAL_ERROR "tlrt: cuBLAS, cuBLASLt or cuFFT missing from the CUDA toolkit")
 endif()
 
 # cudnn-frontend: the header-only C++ graph API for cuDNN 9, taken from the include/ folder of the

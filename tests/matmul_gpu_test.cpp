@@ -2,10 +2,12 @@
 // operands in both dtypes for every tA/tB pair, single and batched, within the bound of
 // docs/NUMERICS.md ("Matrix products") at each output's scale S = sum_k |a_ik||b_kj|; ten runs on
 // the GPU under the deterministic setting give identical bits; dgemm against the reference loops.
+// Products with both operands transposed and many output tiles take cuBLASLt's configuration.
 // The cuBLAS handle's math mode is read directly: strict (pedantic) under the default settings
 // and after a scope, TF32 only inside a scope made while setting 0 is on. Without a device every
 // test skips with a visible reason.
 #include <cublas_v2.h>
+#include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -176,6 +178,33 @@ void ten_runs_identical(const Extents& e, int seed_a, int seed_b) {
           << e.p << " tA " << ta << " tB " << tb;
     }
   }
+}
+
+// Products with both operands transposed and an output of many tiles run on cuBLASLt's fixed
+// configuration (kernels::bmm_lt_qualifies): within the bound, with odd extents too, and
+// repeatable; shapes just short of the tile count stay on cuBLAS.
+TEST_F(MatmulGpu, TransposedProductsOfManyTilesOnCublasLt) {
+  int device = 0, sms = 0;
+  ASSERT_EQ(cudaGetDevice(&device), cudaSuccess);
+  ASSERT_EQ(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), cudaSuccess);
+  const uint64_t need = 2 * static_cast<uint64_t>(sms);  // tiles of 128 (p) x 256 (m)
+  // batch * 2 * 1 tiles; batch * 33 * 4 tiles with odd extents.
+  const Extents wide{need / 2, 256, 8, 256};
+  const Extents odd{(need + 131) / 132, 1000, 9, 4099};
+  const Extents short_of{need / 2 - 1, 256, 8, 256};
+  EXPECT_TRUE(tlrt::kernels::bmm_lt_qualifies({wide.batch, wide.m, wide.n, wide.p, true, true},
+                                              static_cast<uint32_t>(sms)));
+  EXPECT_TRUE(tlrt::kernels::bmm_lt_qualifies({odd.batch, odd.m, odd.n, odd.p, true, true},
+                                              static_cast<uint32_t>(sms)));
+  EXPECT_FALSE(tlrt::kernels::bmm_lt_qualifies(
+      {short_of.batch, short_of.m, short_of.n, short_of.p, true, true},
+      static_cast<uint32_t>(sms)));
+  EXPECT_FALSE(tlrt::kernels::bmm_lt_qualifies({wide.batch, wide.m, wide.n, wide.p, true, false},
+                                               static_cast<uint32_t>(sms)));
+  EXPECT_FALSE(tlrt::kernels::bmm_lt_qualifies({wide.batch, wide.m, 0, wide.p, true, true},
+                                               static_cast<uint32_t>(sms)));
+  compare_with_reference<float>({wide, odd, short_of});
+  ten_runs_identical<float>(odd, 3, 7);
 }
 
 // The small kernel: n = 0 gives +0, NaN and infinities propagate as in any inner product, ten runs

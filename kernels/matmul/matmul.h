@@ -33,11 +33,18 @@ void bmm_ref(const T* a, const T* b, T* c, const MatmulShape& shape);
 // GEMM on the row-major operands read in place through the operation flags (the column-major
 // product C^T = B'^T A'^T); n = 0 queues a memset of zeros. `handle` is bound to `stream` and
 // carries the caller's math mode (strict float32 unless TF32 was allowed); its workspace is
-// already set. Asynchronous on `stream`; throws tlrt::Error (library) naming op on a cuBLAS
+// already set. Strict float32 products that bmm_lt_qualifies run on cuBLASLt instead, through the
+// same handle. Asynchronous on `stream`; throws tlrt::Error (library) naming op on a cuBLAS
 // failure.
 template <class T>
 void bmm_cuda(const T* a, const T* b, T* c, const MatmulShape& shape, cublasContext* handle,
               CUstream_st* stream, const char* op);
+
+// Whether bmm_cuda runs a float32 product in strict math on cuBLASLt's fixed configuration
+// rather than cuBLAS (kernels/matmul/matmul_cuda.cpp): both operands transposed, n > 0 and at
+// least two 128 x 256 output tiles (p by m) per SM on a device of `sms` SMs. Where that cuBLASLt
+// does not offer the configuration for the problem, cuBLAS runs it after all.
+bool bmm_lt_qualifies(const MatmulShape& shape, uint32_t sms);
 
 // Products small enough for bmm_small_cuda: at most kSmallProductWork multiply-adds in all
 // (batch * m * n * p; n = 0 counts as 1). Such a call is dominated by its host cost, which the
