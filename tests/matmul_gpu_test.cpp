@@ -188,14 +188,17 @@ TEST_F(MatmulGpu, TransposedProductsOfManyTilesOnCublasLt) {
   ASSERT_EQ(cudaGetDevice(&device), cudaSuccess);
   ASSERT_EQ(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), cudaSuccess);
   const uint64_t need = 2 * static_cast<uint64_t>(sms);  // tiles of 128 (p) x 256 (m)
-  // batch * 2 * 1 tiles; batch * 33 * 4 tiles with odd extents.
+  // batch * 2 * 1 tiles; batch * 33 * 4 tiles, partial tiles on both axes; odd extents (cuBLAS).
   const Extents wide{need / 2, 256, 8, 256};
+  const Extents ragged{(need + 131) / 132, 1000, 12, 4100};
   const Extents odd{(need + 131) / 132, 1000, 9, 4099};
   const Extents short_of{need / 2 - 1, 256, 8, 256};
   EXPECT_TRUE(tlrt::kernels::bmm_lt_qualifies({wide.batch, wide.m, wide.n, wide.p, true, true},
                                               static_cast<uint32_t>(sms)));
-  EXPECT_TRUE(tlrt::kernels::bmm_lt_qualifies({odd.batch, odd.m, odd.n, odd.p, true, true},
-                                              static_cast<uint32_t>(sms)));
+  EXPECT_TRUE(tlrt::kernels::bmm_lt_qualifies(
+      {ragged.batch, ragged.m, ragged.n, ragged.p, true, true}, static_cast<uint32_t>(sms)));
+  EXPECT_FALSE(tlrt::kernels::bmm_lt_qualifies({odd.batch, odd.m, odd.n, odd.p, true, true},
+                                               static_cast<uint32_t>(sms)));
   EXPECT_FALSE(tlrt::kernels::bmm_lt_qualifies(
       {short_of.batch, short_of.m, short_of.n, short_of.p, true, true},
       static_cast<uint32_t>(sms)));
@@ -203,8 +206,8 @@ TEST_F(MatmulGpu, TransposedProductsOfManyTilesOnCublasLt) {
                                                static_cast<uint32_t>(sms)));
   EXPECT_FALSE(tlrt::kernels::bmm_lt_qualifies({wide.batch, wide.m, 0, wide.p, true, true},
                                                static_cast<uint32_t>(sms)));
-  compare_with_reference<float>({wide, odd, short_of});
-  ten_runs_identical<float>(odd, 3, 7);
+  compare_with_reference<float>({wide, ragged, odd, short_of});
+  ten_runs_identical<float>(ragged, 3, 7);
 }
 
 // The small kernel: n = 0 gives +0, NaN and infinities propagate as in any inner product, ten runs

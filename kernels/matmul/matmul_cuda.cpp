@@ -82,6 +82,9 @@ constexpr uint64_t kLtTilesPerSm = 2;
 bool bmm_lt_qualifies(const MatmulShape& s, uint32_t sms) {
   if (!s.transpose_a || !s.transpose_b || s.n == 0) return false;
   if (s.batch > 0x7fffffffu) return false;  // the layouts' batch count is 32-bit
+  // Leading dimensions (n, m, p) and batch strides of whole 16-byte vectors: every matrix of the
+  // batch starts as aligned as the buffer.
+  if (s.m % 4 != 0 || s.n % 4 != 0 || s.p % 4 != 0) return false;
   // The extents are validated (batch * m * p fits in 64 bits), so the tile count fits too.
   const uint64_t tiles =
       s.batch * ((s.p + kLtTileRows - 1) / kLtTileRows) * ((s.m + kLtTileCols - 1) / kLtTileCols);
@@ -127,6 +130,7 @@ cublasStatus_t lt_layout(cublasLtMatrixLayout_t* layout, uint64_t rows, uint64_t
 // the problem (then cuBLAS runs it); a failure of the product itself is an error.
 bool lt_transposed_product(const float* a, const float* b, float* c, const MatmulShape& s,
                            cublasHandle_t handle, cudaStream_t stream, const char* op) {
+  if (!aligned16(a) || !aligned16(b) || !aligned16(c)) return false;
   if (!bmm_lt_qualifies(s, current_sm_count(op))) return false;
   cublasMath_t mode = CUBLAS_DEFAULT_MATH;
   if (cublasGetMathMode(handle, &mode) != CUBLAS_STATUS_SUCCESS || mode != CUBLAS_PEDANTIC_MATH) {
