@@ -2,7 +2,8 @@
 // operands in both dtypes for every tA/tB pair, single and batched, within the bound of
 // docs/NUMERICS.md ("Matrix products") at each output's scale S = sum_k |a_ik||b_kj|; ten runs on
 // the GPU under the deterministic setting give identical bits; dgemm against the reference loops.
-// Products with both operands transposed and many output tiles take cuBLASLt's configuration.
+// Products with both operands transposed whose output tiles spread evenly over the SMs take
+// cuBLASLt's configuration.
 // The cuBLAS handle's math mode is read directly: strict (pedantic) under the default settings
 // and after a scope, TF32 only inside a scope made while setting 0 is on. Without a device every
 // test skips with a visible reason.
@@ -180,33 +181,33 @@ void ten_runs_identical(const Extents& e, int seed_a, int seed_b) {
   }
 }
 
-// Products with both operands transposed and an output of many tiles run on cuBLASLt's fixed
-// configuration (kernels::bmm_lt_qualifies): within the bound, with odd extents too, and
-// repeatable; shapes just short of the tile count stay on cuBLAS.
-TEST_F(MatmulGpu, TransposedProductsOfManyTilesOnCublasLt) {
+// Products with both operands transposed whose output tiles spread evenly over the SMs run on
+// cuBLASLt's fixed configuration (kernels::bmm_lt_qualifies): within the bound, with partial
+// tiles too, and repeatable; uneven or odd shapes stay on cuBLAS, within the bound as well.
+TEST_F(MatmulGpu, TransposedProductsOfEvenTilesOnCublasLt) {
   int device = 0, sms = 0;
   ASSERT_EQ(cudaGetDevice(&device), cudaSuccess);
   ASSERT_EQ(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), cudaSuccess);
-  const uint64_t need = 2 * static_cast<uint64_t>(sms);  // tiles of 128 (p) x 256 (m)
-  // batch * 2 * 1 tiles; batch * 33 * 4 tiles, partial tiles on both axes; odd extents (cuBLAS).
-  const Extents wide{need / 2, 256, 8, 256};
-  const Extents ragged{(need + 131) / 132, 1000, 12, 4100};
-  const Extents odd{(need + 131) / 132, 1000, 9, 4099};
-  const Extents short_of{need / 2 - 1, 256, 8, 256};
-  EXPECT_TRUE(tlrt::kernels::bmm_lt_qualifies({wide.batch, wide.m, wide.n, wide.p, true, true},
-                                              static_cast<uint32_t>(sms)));
-  EXPECT_TRUE(tlrt::kernels::bmm_lt_qualifies(
-      {ragged.batch, ragged.m, ragged.n, ragged.p, true, true}, static_cast<uint32_t>(sms)));
-  EXPECT_FALSE(tlrt::kernels::bmm_lt_qualifies({odd.batch, odd.m, odd.n, odd.p, true, true},
-                                               static_cast<uint32_t>(sms)));
-  EXPECT_FALSE(tlrt::kernels::bmm_lt_qualifies(
-      {short_of.batch, short_of.m, short_of.n, short_of.p, true, true},
-      static_cast<uint32_t>(sms)));
-  EXPECT_FALSE(tlrt::kernels::bmm_lt_qualifies({wide.batch, wide.m, wide.n, wide.p, true, false},
-                                               static_cast<uint32_t>(sms)));
-  EXPECT_FALSE(tlrt::kernels::bmm_lt_qualifies({wide.batch, wide.m, 0, wide.p, true, true},
-                                               static_cast<uint32_t>(sms)));
-  compare_with_reference<float>({wide, ragged, odd, short_of});
+  const uint64_t n_sm = static_cast<uint64_t>(sms);
+  // Tiles of 128 (p) x 256 (m): batch * 2 * 1 of them, whole or partial; batch * 1 * 1.
+  const Extents whole{n_sm, 256, 8, 256};
+  const Extents ragged{n_sm, 252, 12, 132};
+  const Extents uneven{n_sm + n_sm / 4, 256, 8, 128};  // 1.25 tiles per SM: busiest SM 2
+  const Extents few{n_sm / 2, 256, 8, 128};
+  const Extents odd{n_sm, 250, 9, 131};  // extents not multiples of 4
+  auto qualifies = [&](const Extents& e, bool ta, bool tb) {
+    return tlrt::kernels::bmm_lt_qualifies({e.batch, e.m, e.n, e.p, ta, tb},
+                                           static_cast<uint32_t>(sms));
+  };
+  EXPECT_TRUE(qualifies(whole, true, true));
+  EXPECT_TRUE(qualifies(ragged, true, true));
+  EXPECT_FALSE(qualifies(uneven, true, true));
+  EXPECT_FALSE(qualifies(few, true, true));
+  EXPECT_FALSE(qualifies(odd, true, true));
+  EXPECT_FALSE(qualifies(whole, true, false));
+  EXPECT_FALSE(qualifies(whole, false, true));
+  EXPECT_FALSE(qualifies({whole.batch, whole.m, 0, whole.p}, true, true));
+  compare_with_reference<float>({whole, ragged, uneven, odd});
   ten_runs_identical<float>(ragged, 3, 7);
 }
 

@@ -42,9 +42,10 @@ void bmm_cuda(const T* a, const T* b, T* c, const MatmulShape& shape, cublasCont
 
 // Whether bmm_cuda runs a float32 product in strict math on cuBLASLt's fixed configuration
 // rather than cuBLAS (kernels/matmul/matmul_cuda.cpp): both operands transposed, m, n and p
-// multiples of 4 (n > 0), and at least two 128 x 256 output tiles (p by m) per SM on a device of
-// `sms` SMs. The operands and the output must also be 16-byte aligned, and where that cuBLASLt does
-// not offer the configuration for the problem, cuBLAS runs it after all.
+// multiples of 4 (n > 0), and its 128 x 256 output tiles (p by m) spread evenly over the `sms`
+// SMs: tiles >= 0.9 * sms * ceil(tiles / sms). The operands and the output must also be 16-byte
+// aligned, and where that cuBLASLt does not offer the configuration for the problem, cuBLAS runs
+// it after all.
 bool bmm_lt_qualifies(const MatmulShape& shape, uint32_t sms);
 
 // Products small enough for bmm_small_cuda: at most kSmallProductWork multiply-adds in all

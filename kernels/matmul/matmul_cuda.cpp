@@ -67,20 +67,21 @@ cublasStatus_t gemm_batched(cublasHandle_t h, cublasOperation_t ta, cublasOperat
 }
 
 // The cuBLASLt configuration of lt_transposed_product: algorithm 55 (a float32 FMA kernel) with
-// 128 x 256 output tiles and 3 stages, no split of the depth, no workspace. Measured on the H200
-// (docs/BENCH.md) at 4096^3 and 32 x 1024^3, where it runs the T, T layout 4.4% faster than the
-// plain layout's cuBLAS kernel instead of 4.4% slower.
+// 128 x 256 output tiles and 3 stages, no split of the depth, no workspace. On the H200
+// (docs/BENCH.md) it runs the T, T layout 5-20% faster than cuBLAS's choice wherever its tiles
+// spread evenly over the SMs, and up to several times slower where they do not (few tiles, or a
+// last round of tiles that leaves many SMs idle).
 constexpr int kLtAlgo = 55;
 constexpr uint64_t kLtTileRows = 128;  // of the column-major output (p)
 constexpr uint64_t kLtTileCols = 256;  // (m)
-// Output tiles per SM from which the configuration is taken: below it the grid is a fraction of
-// a wave or two, where cuBLAS's own choice of tile fits better.
-constexpr uint64_t kLtTilesPerSm = 2;
+// The least balance of tiles over SMs taken, in tenths: tiles / (SMs * ceil(tiles / SMs)), the
+// share of the busiest SM's tile count that an average SM has.
+constexpr uint64_t kLtBalanceTenths = 9;
 
 }  // namespace
 
 bool bmm_lt_qualifies(const MatmulShape& s, uint32_t sms) {
-  if (!s.transpose_a || !s.transpose_b || s.n == 0) return false;
+  if (!s.transpose_a || !s.transpose_b || s.n == 0 || sms == 0) return false;
   if (s.batch > 0x7fffffffu) return false;  // the layouts' batch count is 32-bit
   // Leading dimensions (n, m, p) and batch strides of whole 16-byte vectors: every matrix of the
   // batch starts as aligned as the buffer.
@@ -88,7 +89,8 @@ bool bmm_lt_qualifies(const MatmulShape& s, uint32_t sms) {
   // The extents are validated (batch * m * p fits in 64 bits), so the tile count fits too.
   const uint64_t tiles =
       s.batch * ((s.p + kLtTileRows - 1) / kLtTileRows) * ((s.m + kLtTileCols - 1) / kLtTileCols);
-  return tiles >= kLtTilesPerSm * sms;
+  const uint64_t busiest = (tiles + sms - 1) / sms;  // tiles on the busiest SM
+  return tiles * 10 >= kLtBalanceTenths * busiest * sms;
 }
 
 namespace {
@@ -125,7 +127,7 @@ cublasStatus_t lt_layout(cublasLtMatrixLayout_t* layout, uint64_t rows, uint64_t
 
 // C^T = B'^T A'^T with tA = tB = 1 (column-major operations T, T) on cuBLASLt's configuration
 // above, for float32 in strict math (the handle's pedantic mode: CUBLAS_COMPUTE_32F_PEDANTIC, no
-// TF32) when the output has at least kLtTilesPerSm tiles per SM. Returns false, having queued
+// TF32) when bmm_lt_qualifies. Returns false, having queued
 // nothing, when the call does not qualify or this cuBLASLt does not offer the configuration for
 // the problem (then cuBLAS runs it); a failure of the product itself is an error.
 bool lt_transposed_product(const float* a, const float* b, float* c, const MatmulShape& s,
