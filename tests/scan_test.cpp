@@ -6,8 +6,10 @@
 // variant's dA and dB (1e8, 1, -1e8 patterns where the order shows), |A| > 1, NaN and infinity
 // propagation, float64, the empty rules, the (dA, (dB, (dX, dH0))) tuple and its ownership,
 // bit-exact agreement with an independent host recurrence with the deterministic setting on
-// (both backends), the derived bound with it off (the fast schedule on the device), ten-run
-// bitwise repeatability in both modes, and every bad input's panic with its message.
+// (both backends), the derived bound with it off (the fast schedules on the device: resident
+// blocks at the edges of their channel counts and of their range, chunked beyond it), marked
+// channels inside resident and chunked blocks, ten-run bitwise repeatability in both modes, and
+// every bad input's panic with its message.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -478,16 +480,67 @@ TEST_F(Scan, FastScheduleStaysWithinTheDerivedBoundFloat64) {
   fast_within_bound<double>(7);
 }
 
+// The resident schedule (setting off, 32 < T <= its range): a block of C channels holds whole
+// sequences, K steps a thread (float32: K = 32 for the constant forward, 16 otherwise; float64
+// half), so C halves where ceil(T/K) * C passes 1024 threads. The shapes put T at both sides of
+// those points (256, 512, 1024, 2048, 4096) and of the range's end (8192 for the constant forward,
+// 4096 for the others, chunked past it), S at 1, below one block, not a multiple of C, and large
+// enough for 16 and 32 channels a block (1000 x 5000). Every result within the bound, and the same
+// bits over ten runs on the device.
+template <class T>
+void resident_edges(uint32_t seed) {
+  DeterministicScope scope(false);
+  const std::pair<uint32_t, uint32_t> shapes[] = {
+      {33, 13},    {64, 1},    {256, 600}, {257, 600},  {512, 1000},
+      {513, 77},   {1024, 1},  {1025, 13}, {2048, 200}, {2049, 1000},
+      {4096, 300}, {4097, 13}, {8192, 5},  {8193, 3},   {1000, 5000}};
+  const int runs = cuda_requested() ? 10 : 1;
+  for (auto [steps, state] : shapes) {
+    for (bool variable : {false, true}) {
+      Problem<T> p = random_problem<T>(steps, state, variable, seed++, false, 1.0);
+      Handles h = upload(p);
+      const std::string what = "T " + std::to_string(steps) + " S " + std::to_string(state) +
+                               (variable ? " var" : " const");
+      const auto ops = operands_of(p);
+      const std::vector<T> got = device_fwd(p, h);
+      expect_within(got, host_fwd(p), tlrt::kernels::selective_scan_fwd_bound(ops), what + " fwd");
+      const Grads<T> g = device_bwd(p, h);
+      const Grads<T> want = host_bwd(p);
+      const auto bound = tlrt::kernels::selective_scan_bwd_bound(ops, p.out.data(), p.dy.data());
+      expect_within(g.da, want.da, bound.da, what + " dA");
+      expect_within(g.db, want.db, bound.db, what + " dB");
+      expect_within(g.dx, want.dx, bound.dx, what + " dX");
+      expect_within(g.dh0, want.dh0, bound.dh0, what + " dH0");
+      for (int run = 1; run < runs; ++run) {
+        expect_same(device_fwd(p, h), got, what + " fwd run " + std::to_string(run));
+        expect_same(device_bwd(p, h), g, what + " bwd run " + std::to_string(run));
+      }
+    }
+  }
+}
+
+TEST_F(Scan, ResidentScheduleEdgesStayWithinTheBoundAndRepeatFloat32) {
+  resident_edges<float>(41);
+}
+
+TEST_F(Scan, ResidentScheduleEdgesStayWithinTheBoundAndRepeatFloat64) {
+  resident_edges<double>(43);
+}
+
 // The fast schedule's preconditions (SPEC-ops 13): channels with |A| > 1 or a non-finite bias,
 // state or result are recomputed on the literal recurrence, so they carry its bits (NaN where it
-// has NaN, inf where it overflows); the other channels stay within the bound. The second shape has
-// enough channels that the launcher may take the exact schedule for the whole call.
+// has NaN, inf where it overflows); the other channels stay within the bound. The shapes up to
+// T 8192 take the resident schedule (several marked channels in one block, S not a multiple of
+// its channel count), T 9000 the chunked one for every op; the last shape has enough channels
+// that the launcher may take the exact schedule for the whole call.
 template <class T>
 void marked_channels_follow_the_recurrence(uint32_t seed) {
   DeterministicScope scope(false);
   const T inf = std::numeric_limits<T>::infinity();
   const T nan = std::numeric_limits<T>::quiet_NaN();
-  const std::pair<uint32_t, uint32_t> shapes[] = {{3000, 40}, {200, 70}, {64, 20000}};
+  const std::pair<uint32_t, uint32_t> shapes[] = {{3000, 40}, {200, 70},  {40, 50},
+                                                  {1025, 40}, {2049, 37}, {4096, 45},
+                                                  {8192, 38}, {9000, 40}, {64, 20000}};
   for (auto [steps, state] : shapes) {
     for (bool variable : {false, true}) {
       Problem<T> p = random_problem<T>(steps, state, variable, seed++, false, 0.999);

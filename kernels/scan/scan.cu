@@ -8,8 +8,28 @@
 // backward runs the same way in reverse time and folds the constant variant's dA, dB in registers
 // in that (the specified) order. Bit-identical to the reference backend.
 //
-// Fast schedule (setting off): the steps are affine maps h -> a*h + b, composed associatively as
-// (a2, b2) o (a1, b1) = (a2*a1, a2*b1 + b2). A single pass: a block takes a chunk of L = 8*K
+// Fast schedules (setting off): the steps are affine maps h -> a*h + b, composed associatively as
+// (a2, b2) o (a1, b1) = (a2*a1, a2*b1 + b2). Sequences of at most kExactMaxSteps steps take the
+// exact schedule in either mode (its results are valid for the fast contract too), and so do
+// calls with enough channels to fill the device with exact-schedule blocks (exact_is_faster);
+// the rest take the resident schedule where the sequence fits a block, else the chunked one.
+//
+// Resident schedule (fast mode, T up to scan_resident_max_steps: 8192 for the constant forward,
+// 4096 for the others): a block of up to 1024 threads holds C adjacent channels (a power of two
+// up to 32) for the whole sequence, thread = channel tid % C and segment tid / C of K
+// consecutive steps (K = 32 float32 constant forward, 16 the others; half in float64), so no
+// look-back, workspace or memset. Each thread loads all its operands at once (the ones needed
+// only when applying, or the variable forward's X, by cp.async into its own column of shared
+// memory) and composes its K maps; a Kogge-Stone scan across the segments of a warp (shuffles)
+// and the warp aggregates applied one by one in warp order to the carry-in (h0, or +0 for g)
+// give each segment its carry; each thread then runs its K steps literally, writing the outputs
+// from registers. The constant backward folds dA, dB inside the block (per-thread reverse-time
+// partial sums, a fixed shuffle tree across the segments of a warp, then the warps in order).
+// C is chosen from T, S and the SM count (resident_plan). Marks go to shared memory, and after a
+// barrier behind every fast write of the block the marked channels are recomputed on the
+// literal recurrence, one thread per channel.
+//
+// Chunked schedule (fast mode, longer sequences). A single pass: a block takes a chunk of L = 8*K
 // time steps for a tile of 32 channels (warp w owns steps [w*K, (w+1)*K) of the chunk, lane =
 // channel) and keeps its operands in registers. Each thread composes its K maps, the block
 // composes the 8 segment maps in shared memory (the chunk's aggregate), and warp 0 publishes the
@@ -25,26 +45,25 @@
 // the block and a second kernel folds the per-chunk partial sums in 16 contiguous ranges of
 // chunks, then the range sums, each in reverse time order (a fixed order, so results repeat run
 // to run). Look-back flags, the ticket and the per-tile completion counts live in the
-// workspace and are cleared by one cudaMemsetAsync per call. Sequences of at most kExactMaxSteps
-// steps take the exact schedule in either mode (its results are valid for the fast contract too),
-// and so do calls with enough channels to fill the device with exact-schedule blocks
-// (exact_is_faster).
+// workspace and are cleared by one cudaMemsetAsync per call.
 //
-// Preconditions of the fast schedule (SPEC-ops 13): the reassociated composition may turn an
+// Preconditions of the fast schedules (SPEC-ops 13): the reassociated composition may turn an
 // overflow into inf*0 or inf-inf where the literal recurrence has inf, so a fast thread marks its
-// channel in a byte per channel of the workspace when a coefficient has |a| > 1 (or is NaN), a
-// bias, h0, state, g or output is not finite (the constant backward's fold marks non-finite
-// sums). The marked channels are recomputed on the literal recurrence (the exact kernels'
-// arithmetic, fwd_channel_exact / bwd_channel_exact) inside the same launch: every warp of a fast
-// block counts itself done per tile after its writes, and the warp that completes its tile's
-// count recomputes that tile's marked channels (lane = channel); the constant backward's
-// fold_chunks recomputes them after its fold. No host synchronisation or further kernel.
+// channel when a coefficient has |a| > 1 (or is NaN), a bias, h0, state, g or output is not
+// finite (the constant backward's fold marks non-finite sums). The marked channels are
+// recomputed on the literal recurrence (the exact kernels' arithmetic, fwd_channel_exact /
+// bwd_channel_exact) inside the same launch. Resident blocks hold their channels whole (above).
+// Chunked blocks mark a byte per channel of the workspace; every warp counts itself done per
+// tile after its writes, and the warp that completes its tile's count recomputes that tile's
+// marked channels (lane = channel); the constant backward's fold_chunks recomputes them after
+// its fold. No host synchronisation or further kernel.
 #include <cuda_pipeline.h>
 #include <cuda_runtime.h>
 #include <cuda/atomic>
 
 #include <cstdint>
 #include <string>
+#include <type_traits>
 
 #include "kernels/common/launch.cuh"
 #include "kernels/scan/scan.h"
@@ -112,7 +131,6 @@ constexpr int fast_steps_per_thread(size_t element_bytes) {
 // Workspace of the fast schedule.
 
 struct FastPlan {
-  bool fast = false;
   uint64_t tiles = 0, chunks = 0, chunk_steps = 0;
   size_t agg_a = 0, agg_b = 0, inclusive = 0, part_da = 0, part_db = 0, flags = 0, ticket = 0;
   size_t done = 0;  // per tile: blocks of the tile that have finished
@@ -146,12 +164,51 @@ bool exact_is_faster(uint64_t steps, uint64_t state, Variant v, uint32_t sms) {
   return blocks * 4 >= quarters * (sms == 0 ? 1 : sms) * waves;
 }
 
-FastPlan fast_plan(uint64_t steps, uint64_t state, size_t element_bytes, Variant variant,
-                   bool exact, uint32_t sms) {
+// The schedule of a call: a rule on T, S, the dtype, the variant and the SM count only, so a
+// call's schedule (and hence its bits) repeats run to run.
+enum class Schedule { exact, resident, chunked };
+
+Schedule schedule_of(uint64_t steps, uint64_t state, size_t element_bytes, Variant v, bool exact,
+                     const char* op) {
+  if (exact || state == 0 || steps <= kExactMaxSteps) return Schedule::exact;
+  if (exact_is_faster(steps, state, v, current_sm_count(op))) return Schedule::exact;
+  return steps <= scan_resident_max_steps(element_bytes, v == Variant::fwd) ? Schedule::resident
+                                                                            : Schedule::chunked;
+}
+
+// Geometry of a resident launch: C = 2^log2c channels per block, `threads` per block.
+struct ResidentPlan {
+  int log2c = 0;
+  unsigned threads = 0;
+  unsigned blocks = 0;
+};
+
+// C starts at the largest power of two (up to 32) whose block of ceil(T/K) segments per channel
+// fits kScanResidentThreads threads; it halves while it is above the channels of one 32-byte
+// sector (8 float32, 4 float64) and the grid has fewer blocks than the device has SMs, and while
+// half of it still holds all S channels.
+ResidentPlan resident_plan(uint64_t steps, uint64_t state, size_t element_bytes, Variant v,
+                           const char* op) {
+  const uint64_t k = scan_resident_steps(element_bytes, v == Variant::fwd);
+  const uint64_t segments = (steps + k - 1) / k;
+  const uint64_t sms = current_sm_count(op);
+  const int sector = element_bytes == 4 ? 3 : 2;
+  int log2c = 5;
+  while (log2c > 0 && (segments << log2c) > kScanResidentThreads) --log2c;
+  while (log2c > sector && ((state + (uint64_t{1} << log2c) - 1) >> log2c) < sms) --log2c;
+  while (log2c > 0 && (uint64_t{1} << (log2c - 1)) >= state) --log2c;
+  const uint64_t blocks = (state + (uint64_t{1} << log2c) - 1) >> log2c;
+  if (blocks > 0x7fffffffu) fail(ErrorKind::invalid_argument, op, "state exceeds the CUDA grid");
+  ResidentPlan p;
+  p.log2c = log2c;
+  p.threads = static_cast<unsigned>(((segments << log2c) + 31) / 32 * 32);
+  p.blocks = static_cast<unsigned>(blocks);
+  return p;
+}
+
+FastPlan fast_plan(uint64_t steps, uint64_t state, size_t element_bytes, Variant variant) {
   FastPlan p;
-  if (exact || state == 0 || exact_is_faster(steps, state, variant, sms)) return p;
   const bool constant_bwd = variant == Variant::bwd;
-  p.fast = true;
   p.chunk_steps = static_cast<uint64_t>(kSegments) * fast_steps_per_thread(element_bytes);
   p.tiles = (state + kTileChannels - 1) / kTileChannels;
   p.chunks = (steps + p.chunk_steps - 1) / p.chunk_steps;
@@ -891,6 +948,344 @@ __global__ void __launch_bounds__(kTileChannels* kFoldGroups)
 }
 
 // ---------------------------------------------------------------------------------------------
+// Resident schedule.
+//
+// A block holds C adjacent channels (a power of two up to 32) for the whole sequence: thread
+// tid takes channel ch = tid % C and segment tid / C, the K consecutive steps from segment * K
+// (so one warp load reads 32 / C rows of C contiguous elements). The segments of a channel are
+// composed inside the block (no look-back, no workspace): each thread composes its K maps, a
+// Kogge-Stone scan across the 32 / C segments of a warp (shuffles) gives each thread the
+// inclusive map of its warp's segments up to its own, the warps' aggregates go through shared
+// memory, and each thread applies them one by one in warp order to the block's carry-in (h0, or
+// +0 for g), then the warp-exclusive prefix before its own segment, then runs its K steps
+// literally, writing the outputs from registers. Every operand is read once and every output
+// written once; the order of every composition is fixed, so results repeat bit for bit.
+//
+// Marks (the fast preconditions) go to shared memory; after a barrier that follows every fast
+// write of the block, thread ch < C recomputes its channel on the literal recurrence if marked.
+
+constexpr int kResidentThreads = static_cast<int>(kScanResidentThreads);
+constexpr int kResidentWarps = kResidentThreads / 32;
+constexpr int kResidentChannels = static_cast<int>(kScanResidentMaxChannels);
+
+template <class T>
+constexpr int resident_steps(bool constant_forward) {
+  return static_cast<int>(scan_resident_steps(sizeof(T), constant_forward));
+}
+
+// Phase 2 of a resident block, called by every thread with (ca, cb), the map of its segment.
+// Returns `carry` (the block's carry-in of the channel) with the maps of the channel's earlier
+// segments applied: the warp aggregates of the earlier warps one by one in warp order, then the
+// composed map of the earlier segments of its own warp. Contains one __syncthreads.
+template <class T>
+TLRT_DEVICE_INLINE T resident_carry(T ca, T cb, T carry, int log2c, T (*s_a)[kResidentChannels],
+                                    T (*s_b)[kResidentChannels]) {
+  const int C = 1 << log2c;
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  const int ch = threadIdx.x & (C - 1);
+  // Inclusive scan across the segments of the warp (lane - d holds the same channel, d steps
+  // of C lanes earlier): (ca, cb) o (pa, pb) = (ca*pa, ca*pb + cb).
+  for (int d = C; d < 32; d <<= 1) {
+    const T pa = __shfl_up_sync(kFullMask, ca, d);
+    const T pb = __shfl_up_sync(kFullMask, cb, d);
+    if (lane >= d) {
+      cb = step(ca, pb, cb);
+      ca = mul_rn(ca, pa);
+    }
+  }
+  // The exclusive prefix (used by lanes >= C, the segments after the warp's first).
+  const T ea = __shfl_up_sync(kFullMask, ca, C);
+  const T eb = __shfl_up_sync(kFullMask, cb, C);
+  if (lane >= 32 - C) {  // the warp's last segment: the warp aggregate
+    s_a[warp][ch] = ca;
+    s_b[warp][ch] = cb;
+  }
+  __syncthreads();
+  T h = carry;
+#pragma unroll 4
+  for (int q = 0; q < warp; ++q) h = step(s_a[q][ch], h, s_b[q][ch]);
+  if (lane >= C) h = step(ea, h, eb);
+  return h;
+}
+
+template <class T, bool Var, int K>
+__global__ void __launch_bounds__(kResidentThreads)
+    scan_fwd_resident(ScanOperands<T> in, T* __restrict__ out, int log2c) {
+  __shared__ T s_a[kResidentWarps][kResidentChannels];
+  __shared__ T s_b[kResidentWarps][kResidentChannels];
+  __shared__ int s_redo[kResidentChannels];
+  const int C = 1 << log2c;
+  const int ch = threadIdx.x & (C - 1);
+  const uint64_t S = in.state, steps = in.steps;
+  const uint64_t c = static_cast<uint64_t>(blockIdx.x) * C + ch;
+  const bool live = c < S;
+  const uint64_t t0 = static_cast<uint64_t>(threadIdx.x >> log2c) * K;
+  // Steps of this thread inside the sequence (0 for a channel past the end).
+  const int n = !live || t0 >= steps ? 0 : (steps - t0 < K ? int(steps - t0) : K);
+  if (threadIdx.x < C) s_redo[threadIdx.x] = 0;  // ordered before any mark by phase 2's barrier
+
+  T ac = T(1), bc = T(0), h0 = T(0);
+  if (live) {
+    if (!Var) {
+      ac = load(in.a + c);
+      bc = load(in.b + c);
+    }
+    h0 = load(in.h0 + c);
+  }
+  // Phase 1: every load of the thread issued before the composition uses them (a thread with
+  // all K steps inside the sequence, the common case, takes the unpredicated copy of the loop).
+  // The variable variant loads A and B to registers and copies X to shared memory (its own
+  // column, [k][thread]), so that its 3K loads are in flight with 2K registers.
+  extern __shared__ __align__(16) unsigned char s_raw[];
+  T* const s_x = reinterpret_cast<T*>(s_raw) + threadIdx.x;
+  T av_[Var ? K : 1], bv[K];
+  auto load_steps = [&](auto full) {
+    const T* px = in.x + (t0 * S + c);
+    [[maybe_unused]] const T* pa = Var ? in.a + (t0 * S + c) : nullptr;
+    [[maybe_unused]] const T* pb = Var ? in.b + (t0 * S + c) : nullptr;
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+      if (decltype(full)::value || k < n) {
+        if constexpr (Var) {
+          av_[Var ? k : 0] = load(pa);
+          bv[k] = load(pb);  // times X below
+          copy_async(s_x + k * blockDim.x, px);
+          pa += S;
+          pb += S;
+        } else {
+          bv[k] = mul_rn(bc, load(px));
+        }
+        px += S;
+      } else {
+        av_[Var ? k : 0] = T(1);  // identity steps past the end
+        bv[k] = T(0);
+      }
+    }
+  };
+  if (n == K) {
+    load_steps(std::true_type{});
+  } else {
+    load_steps(std::false_type{});
+  }
+  if constexpr (Var) {
+    __pipeline_commit();
+    __pipeline_wait_prior(0);  // this thread's copies have landed (it reads only its own)
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+      if (k < n) bv[k] = mul_rn(bv[k], s_x[k * blockDim.x]);
+    }
+  }
+  auto av = [&](int k) -> T {
+    if constexpr (Var) {
+      return av_[k];
+    } else {
+      return k < n ? ac : T(1);
+    }
+  };
+  bool redo = live && !isfinite(h0);
+#pragma unroll
+  for (int k = 0; k < K; ++k) redo = redo || outside(av(k), bv[k]);
+  T ca = av(0), cb = bv[0];
+#pragma unroll
+  for (int k = 1; k < K; ++k) {
+    cb = step(av(k), cb, bv[k]);
+    ca = mul_rn(av(k), ca);
+  }
+  // Phase 2, then phase 3: the K steps from the segment's carry-in.
+  T h = resident_carry<T>(ca, cb, h0, log2c, s_a, s_b);
+  T* o = out + (t0 * S + c);
+#pragma unroll
+  for (int k = 0; k < K; ++k) {
+    if (k < n) {
+      h = step(av(k), h, bv[k]);
+      *o = h;
+      o += S;
+      redo = redo || !isfinite(h);
+    }
+  }
+  if (redo) s_redo[ch] = 1;
+  __syncthreads();  // every fast output of the block is written, every mark set
+  if (threadIdx.x < C && live && s_redo[threadIdx.x] != 0) fwd_channel_exact<T, Var>(in, out, c);
+}
+
+// Dynamic shared memory of a resident block: the variable forward's copies of X, the
+// backward's of hprev, X (and B).
+template <class T, int K>
+constexpr size_t resident_fwd_shared(int threads) {
+  return static_cast<size_t>(threads) * K * sizeof(T);
+}
+
+template <bool Var>
+struct ResidentBwdCopies {
+  static constexpr int kCount = Var ? 3 : 2;  // hprev, X (, B)
+};
+
+template <class T, bool Var, int K>
+constexpr size_t resident_bwd_shared(int threads) {
+  return static_cast<size_t>(threads) * K * ResidentBwdCopies<Var>::kCount * sizeof(T);
+}
+
+// Backward in reverse time (position u = T-1-t; coefficient A_{t+1}, 0 at u = 0; bias dY_t;
+// carry-in +0). The scan's operands (dY, and A_{t+1} in the variable variant) are loaded to
+// registers; the apply phase's (hprev, X, and B in the variable variant) are copied to shared
+// memory by cp.async in the same phase, so all of a thread's loads are in flight together and
+// the registers hold only the scan's operands.
+template <class T, bool Var, int K>
+__global__ void __launch_bounds__(kResidentThreads)
+    scan_bwd_resident(ScanOperands<T> in, const T* __restrict__ out, const T* __restrict__ dy,
+                      ScanGradients<T> grad, int log2c) {
+  constexpr int kCopies = ResidentBwdCopies<Var>::kCount;  // [k][copy][thread]
+  constexpr int kHp = 0, kX = 1, kB = 2;
+  constexpr int kSumWarps = Var ? 1 : kResidentWarps;
+  extern __shared__ __align__(16) unsigned char s_raw[];
+  T* s_ops = reinterpret_cast<T*>(s_raw);
+  __shared__ T s_a[kResidentWarps][kResidentChannels];
+  __shared__ T s_b[kResidentWarps][kResidentChannels];
+  __shared__ T s_sa[kSumWarps][kResidentChannels];  // the constant variant's per-warp sums
+  __shared__ T s_sb[kSumWarps][kResidentChannels];
+  __shared__ int s_redo[kResidentChannels];
+  const int C = 1 << log2c;
+  const int tid = threadIdx.x, threads = blockDim.x;
+  const int ch = tid & (C - 1);
+  const uint64_t S = in.state, steps = in.steps;
+  const uint64_t c = static_cast<uint64_t>(blockIdx.x) * C + ch;
+  const bool live = c < S;
+  const uint64_t u0 = static_cast<uint64_t>(tid >> log2c) * K;
+  const int n = !live || u0 >= steps ? 0 : (steps - u0 < K ? int(steps - u0) : K);
+  if (tid < C) s_redo[tid] = 0;
+  auto slot = [&](int k, int copy) -> T* { return s_ops + ((k * kCopies + copy) * threads + tid); };
+
+  T ac = T(1), bc = T(0);
+  if (!Var && live) {
+    ac = load(in.a + c);
+    bc = load(in.b + c);
+  }
+  // Offset of the thread's first row t = T-1-u0, and whether its last step is t = 0. A thread
+  // with all K steps inside the sequence (the common case) takes the unpredicated copy of the
+  // load loop.
+  const uint64_t first = n > 0 ? (steps - 1 - u0) * S + c : 0;
+  const bool ends = n > 0 && u0 + n == steps;
+  T an_[Var ? K : 1], dv[K];
+  auto load_steps = [&](auto full) {
+    const T* pd = dy + first;
+    [[maybe_unused]] const T* pa = Var ? in.a + (first + S) : nullptr;  // A_{t+1}: row t+1
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+      if (decltype(full)::value || k < n) {
+        dv[k] = load(pd);
+        pd -= S;
+        if constexpr (Var) {
+          an_[Var ? k : 0] = k == 0 && u0 == 0 ? T(0) : load(pa);  // no row T at u = 0
+          pa -= S;
+        }
+      } else {
+        if constexpr (Var) an_[Var ? k : 0] = T(1);
+        dv[k] = T(0);
+      }
+    }
+  };
+  if (n == K) {
+    load_steps(std::true_type{});
+  } else {
+    load_steps(std::false_type{});
+  }
+  {
+    const T* ph = out + (first - S);  // hprev: row t-1 (h0 at t = 0)
+    const T* px = in.x + first;
+    [[maybe_unused]] const T* pb = Var ? in.b + first : nullptr;
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+      if (k < n) {
+        copy_async(slot(k, kHp), ends && k == n - 1 ? in.h0 + c : ph);
+        copy_async(slot(k, kX), px);
+        ph -= S;
+        px -= S;
+        if constexpr (Var) {
+          copy_async(slot(k, Var ? kB : 0), pb);
+          pb -= S;
+        }
+      }
+    }
+  }
+  __pipeline_commit();
+  auto an = [&](int k) -> T {
+    if constexpr (Var) {
+      return an_[k];
+    } else {
+      return k < n ? (k == 0 && u0 == 0 ? T(0) : ac) : T(1);
+    }
+  };
+  bool redo = false;
+#pragma unroll
+  for (int k = 0; k < K; ++k) redo = redo || outside(an(k), dv[k]);
+  T ca = an(0), cb = dv[0];
+#pragma unroll
+  for (int k = 1; k < K; ++k) {
+    cb = step(an(k), cb, dv[k]);
+    ca = mul_rn(an(k), ca);
+  }
+  T g = resident_carry<T>(ca, cb, T(0), log2c, s_a, s_b);
+  __pipeline_wait_prior(0);  // this thread's copies have landed (it reads only its own)
+  T sum_a = T(0), sum_b = T(0);
+  uint64_t i = first;
+#pragma unroll
+  for (int k = 0; k < K; ++k) {
+    if (k < n) {
+      g = step(an(k), g, dv[k]);
+      const T da = mul_rn(g, *slot(k, kHp));
+      const T db = mul_rn(g, *slot(k, kX));
+      const T dx = mul_rn(g, Var ? *slot(k, Var ? kB : 0) : bc);
+      grad.dx[i] = dx;
+      if (Var) {
+        grad.da[i] = da;
+        grad.db[i] = db;
+      } else {
+        sum_a = add_rn(sum_a, da);
+        sum_b = add_rn(sum_b, db);
+      }
+      redo = redo || !isfinite(g) || !isfinite(da) || !isfinite(db) || !isfinite(dx);
+      if (ends && k == n - 1) {  // t = 0
+        const T a0 = Var ? load(in.a + c) : ac;
+        const T dh0 = mul_rn(g, a0);
+        grad.dh0[c] = dh0;
+        redo = redo || !(fabs(a0) <= T(1)) || !isfinite(dh0);
+      }
+      i -= S;
+    }
+  }
+  if (redo) s_redo[ch] = 1;
+  if constexpr (!Var) {
+    // The constant variant's dA, dB: each thread's reverse-time partial sums, folded across the
+    // segments of a warp by a fixed shuffle tree (lane ch ends with its channel's warp sum),
+    // then across the warps in warp order (reverse time) by thread ch.
+    for (int d = 16; d >= C; d >>= 1) {
+      sum_a = add_rn(sum_a, __shfl_down_sync(kFullMask, sum_a, d));
+      sum_b = add_rn(sum_b, __shfl_down_sync(kFullMask, sum_b, d));
+    }
+    if (tid % 32 < C) {
+      s_sa[tid / 32][ch] = sum_a;
+      s_sb[tid / 32][ch] = sum_b;
+    }
+  }
+  __syncthreads();  // every fast output and partial sum of the block is written, every mark set
+  if (tid >= C || !live) return;
+  bool exact = s_redo[tid] != 0;
+  if constexpr (!Var) {
+    T fa = s_sa[0][tid], fb = s_sb[0][tid];
+    for (int q = 1; q < threads / 32; ++q) {
+      fa = add_rn(fa, s_sa[q][tid]);
+      fb = add_rn(fb, s_sb[q][tid]);
+    }
+    exact = exact || !isfinite(fa) || !isfinite(fb);
+    if (!exact) {
+      grad.da[c] = fa;
+      grad.db[c] = fb;
+    }
+  }
+  if (exact) bwd_channel_exact<T, Var>(in, out, dy, grad, c);
+}
+
+// ---------------------------------------------------------------------------------------------
 
 dim3 exact_grid(uint64_t state, const char* op) {
   const uint64_t blocks = (state + kExactThreads - 1) / kExactThreads;
@@ -916,19 +1311,17 @@ void clear_flags(const FastPlan& p, void* workspace, CUstream_st* stream, const 
 size_t selective_scan_fwd_workspace_bytes(uint64_t steps, uint64_t state, size_t element_bytes,
                                           bool variable, bool exact) {
   const char* op = variable ? "selective_scan_diag_var_fwd" : "selective_scan_diag_fwd";
-  if (exact || state == 0 || steps <= kExactMaxSteps) return 0;
-  return fast_plan(steps, state, element_bytes, variable ? Variant::var_fwd : Variant::fwd, exact,
-                   current_sm_count(op))
-      .bytes;
+  const Variant v = variable ? Variant::var_fwd : Variant::fwd;
+  if (schedule_of(steps, state, element_bytes, v, exact, op) != Schedule::chunked) return 0;
+  return fast_plan(steps, state, element_bytes, v).bytes;
 }
 
 size_t selective_scan_bwd_workspace_bytes(uint64_t steps, uint64_t state, size_t element_bytes,
                                           bool variable, bool exact) {
   const char* op = variable ? "selective_scan_diag_var_bwd" : "selective_scan_diag_bwd";
-  if (exact || state == 0 || steps <= kExactMaxSteps) return 0;
-  return fast_plan(steps, state, element_bytes, variable ? Variant::var_bwd : Variant::bwd, exact,
-                   current_sm_count(op))
-      .bytes;
+  const Variant v = variable ? Variant::var_bwd : Variant::bwd;
+  if (schedule_of(steps, state, element_bytes, v, exact, op) != Schedule::chunked) return 0;
+  return fast_plan(steps, state, element_bytes, v).bytes;
 }
 
 template <class T>
@@ -936,12 +1329,9 @@ void selective_scan_fwd_cuda(const ScanOperands<T>& in, T* out, bool exact, void
                              CUstream_st* stream) {
   const char* op = in.variable ? "selective_scan_diag_var_fwd" : "selective_scan_diag_fwd";
   if (in.steps == 0 || in.state == 0) return;
-  const FastPlan p =
-      exact || in.steps <= kExactMaxSteps
-          ? FastPlan{}
-          : fast_plan(in.steps, in.state, sizeof(T), in.variable ? Variant::var_fwd : Variant::fwd,
-                      exact, current_sm_count(op));
-  if (!p.fast) {
+  const Variant v = in.variable ? Variant::var_fwd : Variant::fwd;
+  const Schedule schedule = schedule_of(in.steps, in.state, sizeof(T), v, exact, op);
+  if (schedule == Schedule::exact) {
     const dim3 exact_blocks = exact_grid(in.state, op);
     if (in.variable) {
       scan_fwd_exact<T, true><<<exact_blocks, kExactThreads, 0, stream>>>(in, out);
@@ -951,6 +1341,23 @@ void selective_scan_fwd_cuda(const ScanOperands<T>& in, T* out, bool exact, void
     check_launch(op);
     return;
   }
+  if (schedule == Schedule::resident) {
+    // Marked channels are recomputed inside the block.
+    const ResidentPlan r = resident_plan(in.steps, in.state, sizeof(T), v, op);
+    if (in.variable) {
+      constexpr int K = resident_steps<T>(false);
+      constexpr auto kernel = scan_fwd_resident<T, true, K>;
+      allow_dynamic_shared<kernel>(resident_fwd_shared<T, K>(kResidentThreads), op);
+      kernel<<<r.blocks, r.threads, resident_fwd_shared<T, K>(static_cast<int>(r.threads)),
+               stream>>>(in, out, r.log2c);
+    } else {
+      scan_fwd_resident<T, false, resident_steps<T>(true)>
+          <<<r.blocks, r.threads, 0, stream>>>(in, out, r.log2c);
+    }
+    check_launch(op);
+    return;
+  }
+  const FastPlan p = fast_plan(in.steps, in.state, sizeof(T), v);
   clear_flags(p, workspace, stream, op);
   const FastWork<T> w = fast_work<T>(p, workspace);
   constexpr int K = fast_steps_per_thread(sizeof(T));
@@ -963,19 +1370,34 @@ void selective_scan_fwd_cuda(const ScanOperands<T>& in, T* out, bool exact, void
   check_launch(op);  // its tiles' last warps recompute the marked channels
 }
 
+namespace {
+
+// A resident backward launch: its shared memory holds `threads` threads' copies (the kernel's
+// limit is raised once per device to a full block's).
+template <class T, bool Var>
+void launch_bwd_resident(const ScanOperands<T>& in, const T* out, const T* dy,
+                         const ScanGradients<T>& grad, const ResidentPlan& r, CUstream_st* stream,
+                         const char* op) {
+  constexpr int K = resident_steps<T>(false);
+  constexpr auto kernel = scan_bwd_resident<T, Var, K>;
+  allow_dynamic_shared<kernel>(resident_bwd_shared<T, Var, K>(kResidentThreads), op);
+  kernel<<<r.blocks, r.threads, resident_bwd_shared<T, Var, K>(static_cast<int>(r.threads)),
+           stream>>>(in, out, dy, grad, r.log2c);
+  check_launch(op);
+}
+
+}  // namespace
+
 template <class T>
 void selective_scan_bwd_cuda(const ScanOperands<T>& in, const T* out, const T* dy,
                              const ScanGradients<T>& grad, bool exact, void* workspace,
                              CUstream_st* stream) {
   const char* op = in.variable ? "selective_scan_diag_var_bwd" : "selective_scan_diag_bwd";
   if (in.steps == 0 || in.state == 0) return;
-  const FastPlan p =
-      exact || in.steps <= kExactMaxSteps
-          ? FastPlan{}
-          : fast_plan(in.steps, in.state, sizeof(T), in.variable ? Variant::var_bwd : Variant::bwd,
-                      exact, current_sm_count(op));
+  const Variant v = in.variable ? Variant::var_bwd : Variant::bwd;
+  const Schedule schedule = schedule_of(in.steps, in.state, sizeof(T), v, exact, op);
   const dim3 exact_blocks = exact_grid(in.state, op);
-  if (!p.fast) {
+  if (schedule == Schedule::exact) {
     if (in.variable) {
       scan_bwd_exact<T, true><<<exact_blocks, kExactThreads, 0, stream>>>(in, out, dy, grad);
     } else {
@@ -984,6 +1406,17 @@ void selective_scan_bwd_cuda(const ScanOperands<T>& in, const T* out, const T* d
     check_launch(op);
     return;
   }
+  if (schedule == Schedule::resident) {
+    // dA, dB and the marked channels are finished inside the block.
+    const ResidentPlan r = resident_plan(in.steps, in.state, sizeof(T), v, op);
+    if (in.variable) {
+      launch_bwd_resident<T, true>(in, out, dy, grad, r, stream, op);
+    } else {
+      launch_bwd_resident<T, false>(in, out, dy, grad, r, stream, op);
+    }
+    return;
+  }
+  const FastPlan p = fast_plan(in.steps, in.state, sizeof(T), v);
   clear_flags(p, workspace, stream, op);
   const FastWork<T> w = fast_work<T>(p, workspace);
   constexpr int K = fast_steps_per_thread(sizeof(T));
