@@ -480,13 +480,13 @@ TEST_F(Scan, FastScheduleStaysWithinTheDerivedBoundFloat64) {
   fast_within_bound<double>(7);
 }
 
-// The resident schedule (setting off, 32 < T <= its range): a block of C channels holds whole
-// sequences, K steps a thread (float32: K = 32 for the constant forward, 16 otherwise; float64
-// half), so C halves where ceil(T/K) * C passes 1024 threads. The shapes put T at both sides of
-// those points (256, 512, 1024, 2048, 4096) and of the range's end (8192 for the constant forward,
-// 4096 for the others, chunked past it), S at 1, below one block, not a multiple of C, and large
-// enough for 16 and 32 channels a block (1000 x 5000). Every result within the bound, and the same
-// bits over ten runs on the device.
+// The constant forward's resident schedule (setting off, 32 < T <= its range): a block of C
+// channels holds whole sequences, K steps a thread (K = 32 in float32, 16 in float64), so C halves
+// where ceil(T/K) * C passes 1024 threads. The shapes put T at both sides of those points (256,
+// 512, 1024, 2048, 4096) and of the range's end (8192 in float32, 4096 in float64, chunked past
+// it), S at 1, below one block, not a multiple of C, and large enough for 16 and 32 channels a
+// block (1000 x 5000); the other variants run the chunked schedule on the same shapes. Every
+// result within the bound, and the same bits over ten runs on the device.
 template <class T>
 void resident_edges(uint32_t seed) {
   DeterministicScope scope(false);

@@ -12,22 +12,21 @@
 // (a2, b2) o (a1, b1) = (a2*a1, a2*b1 + b2). Sequences of at most kExactMaxSteps steps take the
 // exact schedule in either mode (its results are valid for the fast contract too), and so do
 // calls with enough channels to fill the device with exact-schedule blocks (exact_is_faster);
-// the rest take the resident schedule where the sequence fits a block, else the chunked one.
+// the constant forward takes the resident schedule where the sequence fits a block, and the rest
+// the chunked one.
 //
-// Resident schedule (fast mode, T up to scan_resident_max_steps: 8192 for the constant forward,
-// 4096 for the others): a block of up to 1024 threads holds C adjacent channels (a power of two
-// up to 32) for the whole sequence, thread = channel tid % C and segment tid / C of K
-// consecutive steps (K = 32 float32 constant forward, 16 the others; half in float64), so no
-// look-back, workspace or memset. Each thread loads all its operands at once (the ones needed
-// only when applying, or the variable forward's X, by cp.async into its own column of shared
-// memory) and composes its K maps; a Kogge-Stone scan across the segments of a warp (shuffles)
-// and the warp aggregates applied one by one in warp order to the carry-in (h0, or +0 for g)
-// give each segment its carry; each thread then runs its K steps literally, writing the outputs
-// from registers. The constant backward folds dA, dB inside the block (per-thread reverse-time
-// partial sums, a fixed shuffle tree across the segments of a warp, then the warps in order).
-// C is chosen from T, S and the SM count (resident_plan). Marks go to shared memory, and after a
-// barrier behind every fast write of the block the marked channels are recomputed on the
-// literal recurrence, one thread per channel.
+// Resident schedule (the constant forward, T up to scan_resident_max_steps: 8192 in float32,
+// 4096 in float64): a block of up to 1024 threads holds C adjacent channels (a power of two up to
+// 32) for the whole sequence, thread = channel tid % C and segment tid / C of K consecutive steps
+// (K = 32 in float32, 16 in float64), so no look-back, workspace or memset. Each thread loads all
+// its K operands at once and composes its K maps; a Kogge-Stone scan across the segments of a
+// warp (shuffles) and the warp aggregates applied one by one in warp order to h0 give each
+// segment its carry; each thread then runs its K steps literally, writing the outputs from
+// registers. C is chosen from T, S and the SM count (resident_plan). Marks go to shared memory,
+// and after a barrier behind every fast write of the block the marked channels are recomputed
+// on the literal recurrence, one thread per channel. (The variable forward and the backwards,
+// with two to five operand arrays per step, measured slower on such blocks than on the chunked
+// schedule.)
 //
 // Chunked schedule (fast mode, longer sequences). A single pass: a block takes a chunk of L = 8*K
 // time steps for a tile of 32 channels (warp w owns steps [w*K, (w+1)*K) of the chunk, lane =
@@ -172,8 +171,10 @@ Schedule schedule_of(uint64_t steps, uint64_t state, size_t element_bytes, Varia
                      const char* op) {
   if (exact || state == 0 || steps <= kExactMaxSteps) return Schedule::exact;
   if (exact_is_faster(steps, state, v, current_sm_count(op))) return Schedule::exact;
-  return steps <= scan_resident_max_steps(element_bytes, v == Variant::fwd) ? Schedule::resident
-                                                                            : Schedule::chunked;
+  // The other variants' operands per step (two to five arrays) measured slower on blocks that
+  // hold whole sequences than on the chunked schedule.
+  return v == Variant::fwd && steps <= scan_resident_max_steps(element_bytes) ? Schedule::resident
+                                                                              : Schedule::chunked;
 }
 
 // Geometry of a resident launch: C = 2^log2c channels per block, `threads` per block.
@@ -187,9 +188,8 @@ struct ResidentPlan {
 // fits kScanResidentThreads threads; it halves while it is above the channels of one 32-byte
 // sector (8 float32, 4 float64) and the grid has fewer blocks than the device has SMs, and while
 // half of it still holds all S channels.
-ResidentPlan resident_plan(uint64_t steps, uint64_t state, size_t element_bytes, Variant v,
-                           const char* op) {
-  const uint64_t k = scan_resident_steps(element_bytes, v == Variant::fwd);
+ResidentPlan resident_plan(uint64_t steps, uint64_t state, size_t element_bytes, const char* op) {
+  const uint64_t k = scan_resident_steps(element_bytes);
   const uint64_t segments = (steps + k - 1) / k;
   const uint64_t sms = current_sm_count(op);
   const int sector = element_bytes == 4 ? 3 : 2;
@@ -956,8 +956,8 @@ __global__ void __launch_bounds__(kTileChannels* kFoldGroups)
 // composed inside the block (no look-back, no workspace): each thread composes its K maps, a
 // Kogge-Stone scan across the 32 / C segments of a warp (shuffles) gives each thread the
 // inclusive map of its warp's segments up to its own, the warps' aggregates go through shared
-// memory, and each thread applies them one by one in warp order to the block's carry-in (h0, or
-// +0 for g), then the warp-exclusive prefix before its own segment, then runs its K steps
+// memory, and each thread applies them one by one in warp order to the block's carry-in h0,
+// then the warp-exclusive prefix before its own segment, then runs its K steps
 // literally, writing the outputs from registers. Every operand is read once and every output
 // written once; the order of every composition is fixed, so results repeat bit for bit.
 //
@@ -969,8 +969,8 @@ constexpr int kResidentWarps = kResidentThreads / 32;
 constexpr int kResidentChannels = static_cast<int>(kScanResidentMaxChannels);
 
 template <class T>
-constexpr int resident_steps(bool constant_forward) {
-  return static_cast<int>(scan_resident_steps(sizeof(T), constant_forward));
+constexpr int resident_steps() {
+  return static_cast<int>(scan_resident_steps(sizeof(T)));
 }
 
 // Phase 2 of a resident block, called by every thread with (ca, cb), the map of its segment.
@@ -1008,7 +1008,7 @@ TLRT_DEVICE_INLINE T resident_carry(T ca, T cb, T carry, int log2c, T (*s_a)[kRe
   return h;
 }
 
-template <class T, bool Var, int K>
+template <class T, int K>
 __global__ void __launch_bounds__(kResidentThreads)
     scan_fwd_resident(ScanOperands<T> in, T* __restrict__ out, int log2c) {
   __shared__ T s_a[kResidentWarps][kResidentChannels];
@@ -1026,39 +1026,22 @@ __global__ void __launch_bounds__(kResidentThreads)
 
   T ac = T(1), bc = T(0), h0 = T(0);
   if (live) {
-    if (!Var) {
-      ac = load(in.a + c);
-      bc = load(in.b + c);
-    }
+    ac = load(in.a + c);
+    bc = load(in.b + c);
     h0 = load(in.h0 + c);
   }
   // Phase 1: every load of the thread issued before the composition uses them (a thread with
   // all K steps inside the sequence, the common case, takes the unpredicated copy of the loop).
-  // The variable variant loads A and B to registers and copies X to shared memory (its own
-  // column, [k][thread]), so that its 3K loads are in flight with 2K registers.
-  extern __shared__ __align__(16) unsigned char s_raw[];
-  T* const s_x = reinterpret_cast<T*>(s_raw) + threadIdx.x;
-  T av_[Var ? K : 1], bv[K];
+  T bv[K];
   auto load_steps = [&](auto full) {
     const T* px = in.x + (t0 * S + c);
-    [[maybe_unused]] const T* pa = Var ? in.a + (t0 * S + c) : nullptr;
-    [[maybe_unused]] const T* pb = Var ? in.b + (t0 * S + c) : nullptr;
 #pragma unroll
     for (int k = 0; k < K; ++k) {
       if (decltype(full)::value || k < n) {
-        if constexpr (Var) {
-          av_[Var ? k : 0] = load(pa);
-          bv[k] = load(pb);  // times X below
-          copy_async(s_x + k * blockDim.x, px);
-          pa += S;
-          pb += S;
-        } else {
-          bv[k] = mul_rn(bc, load(px));
-        }
+        bv[k] = mul_rn(bc, load(px));
         px += S;
       } else {
-        av_[Var ? k : 0] = T(1);  // identity steps past the end
-        bv[k] = T(0);
+        bv[k] = T(0);  // identity steps past the end
       }
     }
   };
@@ -1067,21 +1050,7 @@ __global__ void __launch_bounds__(kResidentThreads)
   } else {
     load_steps(std::false_type{});
   }
-  if constexpr (Var) {
-    __pipeline_commit();
-    __pipeline_wait_prior(0);  // this thread's copies have landed (it reads only its own)
-#pragma unroll
-    for (int k = 0; k < K; ++k) {
-      if (k < n) bv[k] = mul_rn(bv[k], s_x[k * blockDim.x]);
-    }
-  }
-  auto av = [&](int k) -> T {
-    if constexpr (Var) {
-      return av_[k];
-    } else {
-      return k < n ? ac : T(1);
-    }
-  };
+  auto av = [&](int k) -> T { return k < n ? ac : T(1); };
   bool redo = live && !isfinite(h0);
 #pragma unroll
   for (int k = 0; k < K; ++k) redo = redo || outside(av(k), bv[k]);
@@ -1105,184 +1074,7 @@ __global__ void __launch_bounds__(kResidentThreads)
   }
   if (redo) s_redo[ch] = 1;
   __syncthreads();  // every fast output of the block is written, every mark set
-  if (threadIdx.x < C && live && s_redo[threadIdx.x] != 0) fwd_channel_exact<T, Var>(in, out, c);
-}
-
-// Dynamic shared memory of a resident block: the variable forward's copies of X, the
-// backward's of hprev, X (and B).
-template <class T, int K>
-constexpr size_t resident_fwd_shared(int threads) {
-  return static_cast<size_t>(threads) * K * sizeof(T);
-}
-
-template <bool Var>
-struct ResidentBwdCopies {
-  static constexpr int kCount = Var ? 3 : 2;  // hprev, X (, B)
-};
-
-template <class T, bool Var, int K>
-constexpr size_t resident_bwd_shared(int threads) {
-  return static_cast<size_t>(threads) * K * ResidentBwdCopies<Var>::kCount * sizeof(T);
-}
-
-// Backward in reverse time (position u = T-1-t; coefficient A_{t+1}, 0 at u = 0; bias dY_t;
-// carry-in +0). The scan's operands (dY, and A_{t+1} in the variable variant) are loaded to
-// registers; the apply phase's (hprev, X, and B in the variable variant) are copied to shared
-// memory by cp.async in the same phase, so all of a thread's loads are in flight together and
-// the registers hold only the scan's operands.
-template <class T, bool Var, int K>
-__global__ void __launch_bounds__(kResidentThreads)
-    scan_bwd_resident(ScanOperands<T> in, const T* __restrict__ out, const T* __restrict__ dy,
-                      ScanGradients<T> grad, int log2c) {
-  constexpr int kCopies = ResidentBwdCopies<Var>::kCount;  // [k][copy][thread]
-  constexpr int kHp = 0, kX = 1, kB = 2;
-  constexpr int kSumWarps = Var ? 1 : kResidentWarps;
-  extern __shared__ __align__(16) unsigned char s_raw[];
-  T* s_ops = reinterpret_cast<T*>(s_raw);
-  __shared__ T s_a[kResidentWarps][kResidentChannels];
-  __shared__ T s_b[kResidentWarps][kResidentChannels];
-  __shared__ T s_sa[kSumWarps][kResidentChannels];  // the constant variant's per-warp sums
-  __shared__ T s_sb[kSumWarps][kResidentChannels];
-  __shared__ int s_redo[kResidentChannels];
-  const int C = 1 << log2c;
-  const int tid = threadIdx.x, threads = blockDim.x;
-  const int ch = tid & (C - 1);
-  const uint64_t S = in.state, steps = in.steps;
-  const uint64_t c = static_cast<uint64_t>(blockIdx.x) * C + ch;
-  const bool live = c < S;
-  const uint64_t u0 = static_cast<uint64_t>(tid >> log2c) * K;
-  const int n = !live || u0 >= steps ? 0 : (steps - u0 < K ? int(steps - u0) : K);
-  if (tid < C) s_redo[tid] = 0;
-  auto slot = [&](int k, int copy) -> T* { return s_ops + ((k * kCopies + copy) * threads + tid); };
-
-  T ac = T(1), bc = T(0);
-  if (!Var && live) {
-    ac = load(in.a + c);
-    bc = load(in.b + c);
-  }
-  // Offset of the thread's first row t = T-1-u0, and whether its last step is t = 0. A thread
-  // with all K steps inside the sequence (the common case) takes the unpredicated copy of the
-  // load loop.
-  const uint64_t first = n > 0 ? (steps - 1 - u0) * S + c : 0;
-  const bool ends = n > 0 && u0 + n == steps;
-  T an_[Var ? K : 1], dv[K];
-  auto load_steps = [&](auto full) {
-    const T* pd = dy + first;
-    [[maybe_unused]] const T* pa = Var ? in.a + (first + S) : nullptr;  // A_{t+1}: row t+1
-#pragma unroll
-    for (int k = 0; k < K; ++k) {
-      if (decltype(full)::value || k < n) {
-        dv[k] = load(pd);
-        pd -= S;
-        if constexpr (Var) {
-          an_[Var ? k : 0] = k == 0 && u0 == 0 ? T(0) : load(pa);  // no row T at u = 0
-          pa -= S;
-        }
-      } else {
-        if constexpr (Var) an_[Var ? k : 0] = T(1);
-        dv[k] = T(0);
-      }
-    }
-  };
-  if (n == K) {
-    load_steps(std::true_type{});
-  } else {
-    load_steps(std::false_type{});
-  }
-  {
-    const T* ph = out + (first - S);  // hprev: row t-1 (h0 at t = 0)
-    const T* px = in.x + first;
-    [[maybe_unused]] const T* pb = Var ? in.b + first : nullptr;
-#pragma unroll
-    for (int k = 0; k < K; ++k) {
-      if (k < n) {
-        copy_async(slot(k, kHp), ends && k == n - 1 ? in.h0 + c : ph);
-        copy_async(slot(k, kX), px);
-        ph -= S;
-        px -= S;
-        if constexpr (Var) {
-          copy_async(slot(k, Var ? kB : 0), pb);
-          pb -= S;
-        }
-      }
-    }
-  }
-  __pipeline_commit();
-  auto an = [&](int k) -> T {
-    if constexpr (Var) {
-      return an_[k];
-    } else {
-      return k < n ? (k == 0 && u0 == 0 ? T(0) : ac) : T(1);
-    }
-  };
-  bool redo = false;
-#pragma unroll
-  for (int k = 0; k < K; ++k) redo = redo || outside(an(k), dv[k]);
-  T ca = an(0), cb = dv[0];
-#pragma unroll
-  for (int k = 1; k < K; ++k) {
-    cb = step(an(k), cb, dv[k]);
-    ca = mul_rn(an(k), ca);
-  }
-  T g = resident_carry<T>(ca, cb, T(0), log2c, s_a, s_b);
-  __pipeline_wait_prior(0);  // this thread's copies have landed (it reads only its own)
-  T sum_a = T(0), sum_b = T(0);
-  uint64_t i = first;
-#pragma unroll
-  for (int k = 0; k < K; ++k) {
-    if (k < n) {
-      g = step(an(k), g, dv[k]);
-      const T da = mul_rn(g, *slot(k, kHp));
-      const T db = mul_rn(g, *slot(k, kX));
-      const T dx = mul_rn(g, Var ? *slot(k, Var ? kB : 0) : bc);
-      grad.dx[i] = dx;
-      if (Var) {
-        grad.da[i] = da;
-        grad.db[i] = db;
-      } else {
-        sum_a = add_rn(sum_a, da);
-        sum_b = add_rn(sum_b, db);
-      }
-      redo = redo || !isfinite(g) || !isfinite(da) || !isfinite(db) || !isfinite(dx);
-      if (ends && k == n - 1) {  // t = 0
-        const T a0 = Var ? load(in.a + c) : ac;
-        const T dh0 = mul_rn(g, a0);
-        grad.dh0[c] = dh0;
-        redo = redo || !(fabs(a0) <= T(1)) || !isfinite(dh0);
-      }
-      i -= S;
-    }
-  }
-  if (redo) s_redo[ch] = 1;
-  if constexpr (!Var) {
-    // The constant variant's dA, dB: each thread's reverse-time partial sums, folded across the
-    // segments of a warp by a fixed shuffle tree (lane ch ends with its channel's warp sum),
-    // then across the warps in warp order (reverse time) by thread ch.
-    for (int d = 16; d >= C; d >>= 1) {
-      sum_a = add_rn(sum_a, __shfl_down_sync(kFullMask, sum_a, d));
-      sum_b = add_rn(sum_b, __shfl_down_sync(kFullMask, sum_b, d));
-    }
-    if (tid % 32 < C) {
-      s_sa[tid / 32][ch] = sum_a;
-      s_sb[tid / 32][ch] = sum_b;
-    }
-  }
-  __syncthreads();  // every fast output and partial sum of the block is written, every mark set
-  if (tid >= C || !live) return;
-  bool exact = s_redo[tid] != 0;
-  if constexpr (!Var) {
-    T fa = s_sa[0][tid], fb = s_sb[0][tid];
-    for (int q = 1; q < threads / 32; ++q) {
-      fa = add_rn(fa, s_sa[q][tid]);
-      fb = add_rn(fb, s_sb[q][tid]);
-    }
-    exact = exact || !isfinite(fa) || !isfinite(fb);
-    if (!exact) {
-      grad.da[c] = fa;
-      grad.db[c] = fb;
-    }
-  }
-  if (exact) bwd_channel_exact<T, Var>(in, out, dy, grad, c);
+  if (threadIdx.x < C && live && s_redo[threadIdx.x] != 0) fwd_channel_exact<T, false>(in, out, c);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1341,19 +1133,10 @@ void selective_scan_fwd_cuda(const ScanOperands<T>& in, T* out, bool exact, void
     check_launch(op);
     return;
   }
-  if (schedule == Schedule::resident) {
+  if (schedule == Schedule::resident) {  // the constant variant only
     // Marked channels are recomputed inside the block.
-    const ResidentPlan r = resident_plan(in.steps, in.state, sizeof(T), v, op);
-    if (in.variable) {
-      constexpr int K = resident_steps<T>(false);
-      constexpr auto kernel = scan_fwd_resident<T, true, K>;
-      allow_dynamic_shared<kernel>(resident_fwd_shared<T, K>(kResidentThreads), op);
-      kernel<<<r.blocks, r.threads, resident_fwd_shared<T, K>(static_cast<int>(r.threads)),
-               stream>>>(in, out, r.log2c);
-    } else {
-      scan_fwd_resident<T, false, resident_steps<T>(true)>
-          <<<r.blocks, r.threads, 0, stream>>>(in, out, r.log2c);
-    }
+    const ResidentPlan r = resident_plan(in.steps, in.state, sizeof(T), op);
+    scan_fwd_resident<T, resident_steps<T>()><<<r.blocks, r.threads, 0, stream>>>(in, out, r.log2c);
     check_launch(op);
     return;
   }
@@ -1369,24 +1152,6 @@ void selective_scan_fwd_cuda(const ScanOperands<T>& in, T* out, bool exact, void
   }
   check_launch(op);  // its tiles' last warps recompute the marked channels
 }
-
-namespace {
-
-// A resident backward launch: its shared memory holds `threads` threads' copies (the kernel's
-// limit is raised once per device to a full block's).
-template <class T, bool Var>
-void launch_bwd_resident(const ScanOperands<T>& in, const T* out, const T* dy,
-                         const ScanGradients<T>& grad, const ResidentPlan& r, CUstream_st* stream,
-                         const char* op) {
-  constexpr int K = resident_steps<T>(false);
-  constexpr auto kernel = scan_bwd_resident<T, Var, K>;
-  allow_dynamic_shared<kernel>(resident_bwd_shared<T, Var, K>(kResidentThreads), op);
-  kernel<<<r.blocks, r.threads, resident_bwd_shared<T, Var, K>(static_cast<int>(r.threads)),
-           stream>>>(in, out, dy, grad, r.log2c);
-  check_launch(op);
-}
-
-}  // namespace
 
 template <class T>
 void selective_scan_bwd_cuda(const ScanOperands<T>& in, const T* out, const T* dy,
@@ -1404,16 +1169,6 @@ void selective_scan_bwd_cuda(const ScanOperands<T>& in, const T* out, const T* d
       scan_bwd_exact<T, false><<<exact_blocks, kExactThreads, 0, stream>>>(in, out, dy, grad);
     }
     check_launch(op);
-    return;
-  }
-  if (schedule == Schedule::resident) {
-    // dA, dB and the marked channels are finished inside the block.
-    const ResidentPlan r = resident_plan(in.steps, in.state, sizeof(T), v, op);
-    if (in.variable) {
-      launch_bwd_resident<T, true>(in, out, dy, grad, r, stream, op);
-    } else {
-      launch_bwd_resident<T, false>(in, out, dy, grad, r, stream, op);
-    }
     return;
   }
   const FastPlan p = fast_plan(in.steps, in.state, sizeof(T), v);

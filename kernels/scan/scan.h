@@ -11,9 +11,9 @@
 //  - exact: one thread per channel running the literal recurrence (bit-identical to the
 //    reference backend), used when the runtime's deterministic setting is on;
 //  - fast: a scan of the affine maps h -> a*h + b over time, within the bound derived in
-//    docs/NUMERICS.md: resident (a block holds whole sequences of a few channels on chip, no
-//    workspace) where the sequence fits in a block, else single-pass chunked (decoupled
-//    look-back between chunks).
+//    docs/NUMERICS.md: for the constant forward, resident (a block holds whole sequences of a
+//    few channels on chip, no workspace) where the sequence fits in a block; otherwise
+//    single-pass chunked (decoupled look-back between chunks).
 // Extents arrive validated (T, S > 0: empty cases are handled by the dispatch).
 #pragma once
 
@@ -36,19 +36,18 @@ constexpr uint64_t scan_chunk_steps(size_t element_bytes) {
   return kScanSegments * scan_segment_steps(element_bytes);
 }
 
-// Resident-schedule geometry: a block of at most kScanResidentThreads threads holds C channels
-// (a power of two, 1 to kScanResidentMaxChannels) for the whole sequence, each thread
-// scan_resident_steps consecutive steps (more for the constant forward, whose steps hold one
-// operand each). Sequences up to scan_resident_max_steps take it: at that length a block holds
-// the channels of one 16-byte row segment (4 float32, 2 float64).
+// Resident-schedule geometry (the constant forward's fast schedule where the sequence fits): a
+// block of at most kScanResidentThreads threads holds C channels (a power of two, 1 to
+// kScanResidentMaxChannels) for the whole sequence, each thread scan_resident_steps consecutive
+// steps. Sequences up to scan_resident_max_steps take it: at that length a block holds the
+// channels of one 16-byte row segment (4 float32, 2 float64).
 constexpr uint64_t kScanResidentThreads = 1024;
 constexpr uint64_t kScanResidentMaxChannels = 32;
-constexpr uint64_t scan_resident_steps(size_t element_bytes, bool constant_forward) {
-  return (constant_forward ? 128 : 64) / element_bytes;
+constexpr uint64_t scan_resident_steps(size_t element_bytes) {
+  return 128 / element_bytes;
 }
-constexpr uint64_t scan_resident_max_steps(size_t element_bytes, bool constant_forward) {
-  return kScanResidentThreads * scan_resident_steps(element_bytes, constant_forward) /
-         (16 / element_bytes);
+constexpr uint64_t scan_resident_max_steps(size_t element_bytes) {
+  return kScanResidentThreads * scan_resident_steps(element_bytes) / (16 / element_bytes);
 }
 
 template <class T>

@@ -15,8 +15,8 @@
 // its own <= K steps: d <= 2K + 16 + 2c with c = t / L (L = 8K). The resident schedule's: <= K
 // steps of the source segment, <= 5 levels of the warp scan (32 / C segments per warp), <= 31
 // warp aggregates applied in turn to the carry, the warp-exclusive prefix's application and its
-// own <= K steps: d <= 2K + 37 (K of the resident constant forward, the largest). The bound takes
-// the larger depth at each position, so it covers whichever schedule runs. Hence
+// own <= K steps: d <= 2K + 37 (K of the resident constant forward). The bound takes the larger
+// depth at each position, so it covers whichever schedule runs. Hence
 // |fast_t - exact_t| <= (gamma_{2(t+1)} + gamma_{2d+t+1}) H_t (the code adds one to each index).
 #pragma once
 
@@ -47,7 +47,7 @@ long double scan_state_factor(uint64_t pos) {
   const long double u = scan_unit_roundoff<T>();
   const uint64_t chunked =
       2 * scan_segment_steps(sizeof(T)) + 16 + 2 * (pos / scan_chunk_steps(sizeof(T)));
-  const uint64_t resident = 2 * scan_resident_steps(sizeof(T), true) + 37;
+  const uint64_t resident = 2 * scan_resident_steps(sizeof(T)) + 37;
   const uint64_t depth = chunked > resident ? chunked : resident;
   return scan_gamma(2.0L * (pos + 1) + 1, u) + scan_gamma(2.0L * depth + pos + 2, u);
 }
