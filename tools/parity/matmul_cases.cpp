@@ -344,11 +344,14 @@ class DgemmCase : public ComparedCase {
 
 CaseList make_matmul_cases(const Options& options) {
   CaseList cases;
-  // Odd sizes, extents of 1, a long contraction, batches; then the zero extents.
+  // Odd sizes, extents of 1, a long contraction, batches; two shapes whose float32 products of
+  // transposed operands take the cuBLASLt route on a device of 132 SMs (132 partial tiles of
+  // 128 x 256, one a matrix; 132 tiles, two by two a matrix: kernels::bmm_lt_qualifies); then the
+  // zero extents.
   const std::vector<Extents> shapes = {
-      {1, 1, 1, 1},      {1, 1, 7, 1},    {1, 17, 1, 13},  {3, 5, 7, 9},       {2, 33, 65, 31},
-      {1, 128, 257, 64}, {4, 64, 64, 64}, {1, 3, 4099, 5}, {1, 129, 255, 127}, {2, 3, 0, 4},
-      {0, 3, 4, 5},      {2, 0, 4, 5},    {1, 3, 4, 0}};
+      {1, 1, 1, 1},       {1, 1, 7, 1},    {1, 17, 1, 13},  {3, 5, 7, 9},       {2, 33, 65, 31},
+      {1, 128, 257, 64},  {4, 64, 64, 64}, {1, 3, 4099, 5}, {1, 129, 255, 127}, {132, 4, 8, 4},
+      {33, 260, 12, 132}, {2, 3, 0, 4},    {0, 3, 4, 5},    {2, 0, 4, 5},       {1, 3, 4, 0}};
   for (Dtype dtype : {Dtype::f32, Dtype::f64}) {
     const uint64_t base = case_key(options.seed, "bmm_with_transpose", dtype == Dtype::f32);
     uint64_t k = 0;
