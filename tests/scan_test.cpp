@@ -18,6 +18,7 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "abi_test_support.h"
@@ -446,55 +447,12 @@ TEST_F(Scan, DeterministicSettingGivesTheRecurrenceBitForBitFloat64) {
   exact_against_host<double>(23);
 }
 
+// Both variants of every shape with the deterministic setting off: every result within the
+// derived bound, and `runs` runs giving the same bits.
 template <class T>
-void fast_within_bound(uint32_t seed) {
+void fast_shapes_within_bound(const std::vector<std::pair<uint32_t, uint32_t>>& shapes,
+                              uint32_t seed, int runs) {
   DeterministicScope scope(false);
-  const std::pair<uint32_t, uint32_t> shapes[] = {{1, 1},     {17, 3},     {100, 5},
-                                                  {300, 70},  {3000, 5},   {129, 40},
-                                                  {4100, 33}, {100000, 3}, {40, 1000}};
-  for (auto [steps, state] : shapes) {
-    for (bool variable : {false, true}) {
-      Problem<T> p = random_problem<T>(steps, state, variable, seed++, false, 1.0);
-      Handles h = upload(p);
-      const std::string what = "T " + std::to_string(steps) + " S " + std::to_string(state) +
-                               (variable ? " var" : " const");
-      const auto ops = operands_of(p);
-      expect_within(device_fwd(p, h), host_fwd(p), tlrt::kernels::selective_scan_fwd_bound(ops),
-                    what + " fwd");
-      const Grads<T> got = device_bwd(p, h);
-      const Grads<T> want = host_bwd(p);
-      const auto bound = tlrt::kernels::selective_scan_bwd_bound(ops, p.out.data(), p.dy.data());
-      expect_within(got.da, want.da, bound.da, what + " dA");
-      expect_within(got.db, want.db, bound.db, what + " dB");
-      expect_within(got.dx, want.dx, bound.dx, what + " dX");
-      expect_within(got.dh0, want.dh0, bound.dh0, what + " dH0");
-    }
-  }
-}
-
-TEST_F(Scan, FastScheduleStaysWithinTheDerivedBoundFloat32) {
-  fast_within_bound<float>(5);
-}
-
-TEST_F(Scan, FastScheduleStaysWithinTheDerivedBoundFloat64) {
-  fast_within_bound<double>(7);
-}
-
-// The constant forward's resident schedule (setting off, 32 < T <= its range): a block of C
-// channels holds whole sequences, K steps a thread (K = 32 in float32, 16 in float64), so C halves
-// where ceil(T/K) * C passes 1024 threads. The shapes put T at both sides of those points (256,
-// 512, 1024, 2048, 4096) and of the range's end (8192 in float32, 4096 in float64, chunked past
-// it), S at 1, below one block, not a multiple of C, and large enough for 16 and 32 channels a
-// block (1000 x 5000); the other variants run the chunked schedule on the same shapes. Every
-// result within the bound, and the same bits over ten runs on the device.
-template <class T>
-void resident_edges(uint32_t seed) {
-  DeterministicScope scope(false);
-  const std::pair<uint32_t, uint32_t> shapes[] = {
-      {33, 13},    {64, 1},    {256, 600}, {257, 600},  {512, 1000},
-      {513, 77},   {1024, 1},  {1025, 13}, {2048, 200}, {2049, 1000},
-      {4096, 300}, {4097, 13}, {8192, 5},  {8193, 3},   {1000, 5000}};
-  const int runs = cuda_requested() ? 10 : 1;
   for (auto [steps, state] : shapes) {
     for (bool variable : {false, true}) {
       Problem<T> p = random_problem<T>(steps, state, variable, seed++, false, 1.0);
@@ -517,6 +475,55 @@ void resident_edges(uint32_t seed) {
       }
     }
   }
+}
+
+template <class T>
+void fast_within_bound(uint32_t seed) {
+  fast_shapes_within_bound<T>({{1, 1},
+                               {17, 3},
+                               {100, 5},
+                               {300, 70},
+                               {3000, 5},
+                               {129, 40},
+                               {4100, 33},
+                               {100000, 3},
+                               {40, 1000}},
+                              seed, 1);
+}
+
+TEST_F(Scan, FastScheduleStaysWithinTheDerivedBoundFloat32) {
+  fast_within_bound<float>(5);
+}
+
+TEST_F(Scan, FastScheduleStaysWithinTheDerivedBoundFloat64) {
+  fast_within_bound<double>(7);
+}
+
+// The constant forward's resident schedule (setting off, 32 < T <= its range): a block of C
+// channels holds whole sequences, K steps a thread (K = 32 in float32, 16 in float64), so C halves
+// where ceil(T/K) * C passes 1024 threads. The shapes put T at both sides of those points (256,
+// 512, 1024, 2048, 4096) and of the range's end (8192 in float32, 4096 in float64, chunked past
+// it), S at 1, below one block, not a multiple of C, and large enough for 16 and 32 channels a
+// block (1000 x 5000); the other variants run the chunked schedule on the same shapes. Every
+// result within the bound, and the same bits over ten runs on the device.
+template <class T>
+void resident_edges(uint32_t seed) {
+  fast_shapes_within_bound<T>({{33, 13},
+                               {64, 1},
+                               {256, 600},
+                               {257, 600},
+                               {512, 1000},
+                               {513, 77},
+                               {1024, 1},
+                               {1025, 13},
+                               {2048, 200},
+                               {2049, 1000},
+                               {4096, 300},
+                               {4097, 13},
+                               {8192, 5},
+                               {8193, 3},
+                               {1000, 5000}},
+                              seed, cuda_requested() ? 10 : 1);
 }
 
 TEST_F(Scan, ResidentScheduleEdgesStayWithinTheBoundAndRepeatFloat32) {

@@ -116,6 +116,22 @@ TLRT_DEVICE_INLINE bool outside(T a, T b) {
   return !(fabs(a) <= T(1)) || !isfinite(b);
 }
 
+// A thread's K maps (av(k), bv[k]) composed in step order into (ca, cb); returns `out` or whether
+// any of them is outside the preconditions.
+template <class T, int K, class Coefficient>
+TLRT_DEVICE_INLINE bool compose_steps(Coefficient av, const T (&bv)[K], T& ca, T& cb, bool out) {
+#pragma unroll
+  for (int k = 0; k < K; ++k) out = out || outside(av(k), bv[k]);
+  ca = av(0);
+  cb = bv[0];
+#pragma unroll
+  for (int k = 1; k < K; ++k) {
+    cb = step(av(k), cb, bv[k]);
+    ca = mul_rn(av(k), ca);
+  }
+  return out;
+}
+
 template <class T>
 TLRT_DEVICE_INLINE T load(const T* p) {
   return __ldg(p);
@@ -699,15 +715,8 @@ __global__ void __launch_bounds__(kFastThreads, fast_forward_blocks_per_sm<T, Va
   };
   // Any step outside the preconditions or any non-finite state sends the channel to the exact
   // schedule (the tile's last warp, below).
-  bool redo = false;
-#pragma unroll
-  for (int k = 0; k < K; ++k) redo = redo || outside(av(k), bv[k]);
-  T ca = av(0), cb = bv[0];
-#pragma unroll
-  for (int k = 1; k < K; ++k) {
-    cb = step(av(k), cb, bv[k]);
-    ca = mul_rn(av(k), ca);
-  }
+  T ca, cb;
+  bool redo = compose_steps<T, K>(av, bv, ca, cb, false);
   s_a[seg][lane] = ca;
   s_b[seg][lane] = cb;
   __syncthreads();
@@ -809,15 +818,8 @@ __global__ void __launch_bounds__(kFastThreads)
   };
   // Any step outside the preconditions or any non-finite g or output sends the channel to the
   // exact schedule (the tile's last warp or, in the constant variant, fold_chunks).
-  bool redo = false;
-#pragma unroll
-  for (int k = 0; k < K; ++k) redo = redo || outside(an(k), dv[k]);
-  T ca = an(0), cb = dv[0];
-#pragma unroll
-  for (int k = 1; k < K; ++k) {
-    cb = step(an(k), cb, dv[k]);
-    ca = mul_rn(an(k), ca);
-  }
+  T ca, cb;
+  bool redo = compose_steps<T, K>(an, dv, ca, cb, false);
   s_a[seg][lane] = ca;
   s_b[seg][lane] = cb;
   __syncthreads();
@@ -1051,15 +1053,8 @@ __global__ void __launch_bounds__(kResidentThreads)
     load_steps(std::false_type{});
   }
   auto av = [&](int k) -> T { return k < n ? ac : T(1); };
-  bool redo = live && !isfinite(h0);
-#pragma unroll
-  for (int k = 0; k < K; ++k) redo = redo || outside(av(k), bv[k]);
-  T ca = av(0), cb = bv[0];
-#pragma unroll
-  for (int k = 1; k < K; ++k) {
-    cb = step(av(k), cb, bv[k]);
-    ca = mul_rn(av(k), ca);
-  }
+  T ca, cb;
+  bool redo = compose_steps<T, K>(av, bv, ca, cb, live && !isfinite(h0));
   // Phase 2, then phase 3: the K steps from the segment's carry-in.
   T h = resident_carry<T>(ca, cb, h0, log2c, s_a, s_b);
   T* o = out + (t0 * S + c);
