@@ -87,7 +87,7 @@ void reduce_axis_benchmarks(Harness& h, const BenchOptions&) {
   if (cudaMalloc(&input, elements * sizeof(float)) != cudaSuccess ||
       cudaMalloc(&out, kRows * sizeof(float)) != cudaSuccess ||
       cudaMalloc(&workspace, tlrt::kernels::reduce_max_by_column_workspace_bytes(
-                                 kRows, kCols, sizeof(float))) != cudaSuccess) {
+                                 static_cast<const float*>(input), kRows, kCols)) != cudaSuccess) {
     std::fprintf(stderr, "tlrt-bench: cudaMalloc failed\n");
     cudaFree(input);
     cudaFree(out);

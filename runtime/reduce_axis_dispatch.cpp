@@ -42,7 +42,7 @@ std::unique_ptr<Buffer> matrix_reduction(const Buffer& x, uint64_t rows, uint64_
           const bool work = rows != 0 && cols != 0;
           Workspace workspace(
               x.backend(),
-              work ? kernels::reduce_max_by_column_workspace_bytes(rows, cols, sizeof(T)) : 0, op);
+              work ? kernels::reduce_max_by_column_workspace_bytes(x.as<T>(), rows, cols) : 0, op);
           kernels::reduce_max_by_column_cuda(x.as<T>(), rows, cols, out->as<T>(), workspace.data(),
                                              s);
         }

@@ -695,7 +695,7 @@ class ReduceAxisLauncher : public LauncherSuite {
         break;
       case Op::max_by_column: {
         const uint64_t bytes =
-            tlrt::kernels::reduce_max_by_column_workspace_bytes(rows, cols, sizeof(T));
+            tlrt::kernels::reduce_max_by_column_workspace_bytes<T>(dev + offset, rows, cols);
         if (bytes != 0) {
           EXPECT_EQ(cudaMalloc(&workspace, bytes), cudaSuccess);
         }

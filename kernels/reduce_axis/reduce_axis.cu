@@ -1024,10 +1024,14 @@ void reduce_max_by_row_cuda(const T* x, uint64_t rows, uint64_t cols, T* out, CU
   by_row<MaxOp<T>>(x, rows, cols, out, stream, "reduce_max_by_row");
 }
 
-uint64_t reduce_max_by_column_workspace_bytes(uint64_t rows, uint64_t cols, size_t element_bytes) {
+template <class T>
+uint64_t reduce_max_by_column_workspace_bytes(const T* x, uint64_t rows, uint64_t cols) {
+  const char* op = "reduce_max_by_column";
   if (rows == 0 || cols == 0) return 0;
-  const uint64_t splits = column_splits(rows, cols, element_bytes, "reduce_max_by_column");
-  return splits > 1 ? splits * cols * element_bytes : 0;
+  ColumnRowPlan rp;
+  if (column_row_plan(x, rows, cols, rp, op)) return 0;  // the keys meet in module memory
+  const uint64_t splits = column_splits(rows, cols, sizeof(T), op);
+  return splits > 1 ? splits * cols * sizeof(T) : 0;
 }
 
 template <class T>
@@ -1136,6 +1140,7 @@ void reduce_axis_copy_cuda(const T* x, uint64_t n, T* out, CUstream_st* stream) 
   template void reduce_max_by_row_cuda<T>(const T*, uint64_t, uint64_t, T*, CUstream_st*); \
   template void reduce_max_by_column_cuda<T>(const T*, uint64_t, uint64_t, T*, void*,      \
                                              CUstream_st*);                                \
+  template uint64_t reduce_max_by_column_workspace_bytes<T>(const T*, uint64_t, uint64_t); \
   template void ordered_fold_cuda<T>(const T*, const FoldGeometry&, T*, CUstream_st*);     \
   template void reduce_axis_copy_cuda<T>(const T*, uint64_t, T*, CUstream_st*);
 

@@ -90,11 +90,11 @@ void reduce_max_by_row_cuda(const T* x, uint64_t rows, uint64_t cols, T* out, CU
 // reduce_max_by_column splits the rows across blocks when the columns alone do not fill the
 // device. On 16-byte aligned rows of whole 16-byte vectors the blocks' partial maxima
 // (order-preserving integer keys) meet in a device-global array of the module; otherwise they go
-// to device scratch of reduce_max_by_column_workspace_bytes(rows, cols, sizeof(T)) bytes (0: none
-// needed; free for reuse afterwards; sized without knowing the buffer's alignment, so also
-// allocated when the first path runs). Either way the last block of each column tile combines
-// them, all in one launch.
-uint64_t reduce_max_by_column_workspace_bytes(uint64_t rows, uint64_t cols, size_t element_bytes);
+// to device scratch of reduce_max_by_column_workspace_bytes(x, rows, cols) bytes (0: none needed,
+// as on the first path; free for reuse afterwards). Either way the last block of each column tile
+// combines them, all in one launch.
+template <class T>
+uint64_t reduce_max_by_column_workspace_bytes(const T* x, uint64_t rows, uint64_t cols);
 template <class T>
 void reduce_max_by_column_cuda(const T* x, uint64_t rows, uint64_t cols, T* out, void* workspace,
                                CUstream_st* stream);
