@@ -425,6 +425,33 @@ TLRT_DEVICE_INLINE void merge_row_lanes(Key (&k)[V], Key* part, uint32_t lanes, 
   }
 }
 
+// Where a thread of a column kernel sits: tpr threads across the tile's columns (blockIdx.x), each
+// over `width` consecutive columns, times kThreads / tpr row lanes over the rows [begin, end) of
+// its split (blockIdx.y, per_split rows each).
+struct ColumnPlace {
+  uint32_t lanes;        // row lanes
+  uint32_t rl;           // this thread's row lane
+  uint32_t slot;         // this thread's first column within the tile
+  uint64_t tile, c0, c;  // the tile, its first column, this thread's first column
+  uint64_t split, splits, begin, end;
+};
+
+TLRT_DEVICE_INLINE ColumnPlace column_place(uint32_t tpr, uint32_t width, uint64_t rows,
+                                            uint64_t per_split) {
+  ColumnPlace p;
+  p.lanes = kThreads / tpr;
+  p.rl = threadIdx.x / tpr;
+  p.slot = threadIdx.x % tpr * width;
+  p.tile = blockIdx.x;
+  p.c0 = p.tile * tpr * width;
+  p.c = p.c0 + p.slot;
+  p.split = blockIdx.y;
+  p.splits = gridDim.y;
+  p.begin = p.split * per_split;
+  p.end = p.begin + per_split < rows ? p.begin + per_split : rows;
+  return p;
+}
+
 // One launch: every block takes the maxima of its tile's columns over its rows; with one split
 // they are the result, otherwise they go to keys[split * cols + c] and the last block of a tile
 // to finish (counted by the tile's counter) takes the maxima over the splits.
@@ -435,16 +462,8 @@ __global__ void __launch_bounds__(kThreads)
   using Key = typename MaxKeyTraits<T>::Key;
   using Vec = typename ColumnVec<T, V>::type;
   __shared__ Key part[kThreads * V];
-  const uint32_t lanes = kThreads / tpr;  // row lanes
-  const uint32_t cg = threadIdx.x % tpr;
-  const uint32_t rl = threadIdx.x / tpr;
-  const uint32_t slot = cg * V;
-  const uint64_t tile = blockIdx.x;
-  const uint64_t c = tile * tpr * V + slot;  // first column of this thread
-  const uint64_t split = blockIdx.y;
-  const uint64_t splits = gridDim.y;
-  const uint64_t begin = split * per_split;
-  const uint64_t end = begin + per_split < rows ? begin + per_split : rows;
+  const auto [lanes, rl, slot, tile, c0, c, split, splits, begin, end] =
+      column_place(tpr, V, rows, per_split);
   Key k[V];
 #pragma unroll
   for (int v = 0; v < V; ++v) k[v] = 0;
@@ -562,17 +581,8 @@ __global__ void __launch_bounds__(kThreads, kColumnRowBlocks)
   constexpr uint32_t kLanes = Vec16<T>::kLanes;
   __shared__ Key part[kThreads * kLanes];
   const uint64_t policy = evict_first_policy();
-  const uint32_t lanes = kThreads / tpr;  // row lanes
-  const uint32_t cg = threadIdx.x % tpr;
-  const uint32_t rl = threadIdx.x / tpr;
-  const uint32_t slot = cg * kLanes;
-  const uint64_t tile = blockIdx.x;
-  const uint64_t c0 = tile * tpr * kLanes;  // the tile's first column
-  const uint64_t c = c0 + slot;             // this thread's first column
-  const uint64_t split = blockIdx.y;
-  const uint64_t splits = gridDim.y;
-  const uint64_t begin = split * per_split;
-  const uint64_t end = begin + per_split < rows ? begin + per_split : rows;
+  const auto [lanes, rl, slot, tile, c0, c, split, splits, begin, end] =
+      column_place(tpr, kLanes, rows, per_split);
   Key k[kLanes];
 #pragma unroll
   for (uint32_t v = 0; v < kLanes; ++v) k[v] = 0;
