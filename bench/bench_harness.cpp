@@ -90,6 +90,36 @@ double Harness::host_per_call_us(const std::function<void()>& call, int calls, i
   return median(samples) / calls;
 }
 
+Harness::Paired Harness::paired_per_call_us(const std::function<void()>& call,
+                                            const std::function<void()>& floor, int calls,
+                                            int rounds, const std::function<void()>& settle) {
+  const auto batch_us = [&](const std::function<void()>& f) {
+    if (settle) settle();
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < calls; ++i) f();
+    const auto t1 = std::chrono::steady_clock::now();
+    return std::chrono::duration<double, std::micro>(t1 - t0).count() / calls;
+  };
+  batch_us(floor);
+  batch_us(call);
+  std::vector<double> call_us, floor_us, excess_us;
+  for (int r = 0; r < rounds; ++r) {
+    double f = 0, c = 0;
+    if (r % 2 == 0) {
+      f = batch_us(floor);
+      c = batch_us(call);
+    } else {
+      c = batch_us(call);
+      f = batch_us(floor);
+    }
+    call_us.push_back(c);
+    floor_us.push_back(f);
+    excess_us.push_back(c - f);
+  }
+  if (settle) settle();
+  return {median(call_us), median(floor_us), median(excess_us)};
+}
+
 double Harness::measure_copy_gbps(size_t bytes) {
   void *a = nullptr, *b = nullptr;
   check(cudaMalloc(&a, bytes), "cudaMalloc (copy)");

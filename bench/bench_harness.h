@@ -90,6 +90,19 @@ class Harness {
   // example a device synchronize so that every batch starts with an empty queue.
   static double host_per_call_us(const std::function<void()>& call, int calls, int batches,
                                  const std::function<void()>& settle);
+  // Host time per call of `call` against a `floor` call, measured in alternating batches of
+  // `calls` calls (one untimed batch of each first; `settle` before every batch): `rounds` rounds,
+  // each timing one batch of each, floor first in even rounds and last in odd ones, so that a
+  // drift of the machine's speed during the measurement falls on both alike. call_us and
+  // floor_us are the medians of their batches, excess_us the median of the rounds' differences.
+  struct Paired {
+    double call_us = 0;
+    double floor_us = 0;
+    double excess_us = 0;
+  };
+  static Paired paired_per_call_us(const std::function<void()>& call,
+                                   const std::function<void()>& floor, int calls, int rounds,
+                                   const std::function<void()>& settle);
   // Device-to-device copy bandwidth (bytes read + written per second) on `bytes`-sized buffers.
   double measure_copy_gbps(size_t bytes);
 
