@@ -2,8 +2,12 @@
 #
 #   tlrt_cpu_test(NAME SOURCES ... [LINK ...] [ENV ...] [ARGS ...])
 #       a GoogleTest binary NAME_test run once, label cpu (runs anywhere, CI).
-#   tlrt_gpu_test(NAME SOURCES ... [LINK ...])          (only in builds with CUDA)
-#       a binary NAME_test that needs a device, label gpu; it skips visibly without one.
+#   tlrt_gpu_test(NAME SOURCES ... [LINK ...] [SHARDS N])          (only in builds with CUDA)
+#       a binary NAME_test that needs a device, label gpu; it skips visibly without one. With
+#       SHARDS N (N >= 2), instead of one entry NAME, the entries NAME_1_of_N ... NAME_N_of_N, each
+#       running GoogleTest's shard of the sub-tests (GTEST_TOTAL_SHARDS, GTEST_SHARD_INDEX), so
+#       that `ctest -j` runs the parts of a long suite side by side. Every sub-test is in exactly
+#       one shard; N must not exceed the suite's sub-test count (an empty shard would pass).
 #   tlrt_abi_suite(NAME SOURCES ... [LINK ...])
 #       a suite through the Lean ABI (libtlrt + the Lean runtime double), run twice: NAME_reference
 #       (TLRT_DEVICE=cpu, label cpu) and NAME_cuda (TLRT_DEVICE=cuda, label gpu).
@@ -39,24 +43,42 @@ function(tlrt__record_gpu name env)
   set_property(GLOBAL APPEND PROPERTY TLRT_GPU_BINARIES "${name} $<TARGET_FILE:${name}_test> ${env}")
 endfunction()
 
+# The ctest entries of binary NAME_test with LABEL and environment ENV (a list, may be empty): one
+# entry NAME, or with SHARDS >= 2 one entry per GoogleTest shard. ARGS go to the binary.
+function(tlrt__add_entries name label shards env)
+  set(args ${ARGN})
+  if(NOT shards OR shards LESS 2)
+    add_test(NAME ${name} COMMAND ${name}_test ${args})
+    set_tests_properties(${name} PROPERTIES LABELS ${label} SKIP_RETURN_CODE ${TLRT_SKIP_CODE})
+    if(env)
+      set_tests_properties(${name} PROPERTIES ENVIRONMENT "${env}")
+    endif()
+    return()
+  endif()
+  math(EXPR last "${shards} - 1")
+  foreach(i RANGE ${last})
+    math(EXPR k "${i} + 1")
+    set(entry ${name}_${k}_of_${shards})
+    set(entry_env ${env} GTEST_TOTAL_SHARDS=${shards} GTEST_SHARD_INDEX=${i})
+    add_test(NAME ${entry} COMMAND ${name}_test ${args})
+    set_tests_properties(${entry} PROPERTIES LABELS ${label} SKIP_RETURN_CODE ${TLRT_SKIP_CODE}
+                         ENVIRONMENT "${entry_env}")
+  endforeach()
+endfunction()
+
 function(tlrt_cpu_test name)
   cmake_parse_arguments(T "" "" "SOURCES;LINK;ENV;ARGS" ${ARGN})
   tlrt__add_binary(${name} SOURCES ${T_SOURCES} LINK ${T_LINK})
-  add_test(NAME ${name} COMMAND ${name}_test ${T_ARGS})
-  set_tests_properties(${name} PROPERTIES LABELS cpu SKIP_RETURN_CODE ${TLRT_SKIP_CODE})
-  if(T_ENV)
-    set_tests_properties(${name} PROPERTIES ENVIRONMENT "${T_ENV}")
-  endif()
+  tlrt__add_entries(${name} cpu "" "${T_ENV}" ${T_ARGS})
 endfunction()
 
 function(tlrt_gpu_test name)
   if(NOT TLRT_HAVE_CUDA)
     return()
   endif()
-  cmake_parse_arguments(T "" "" "SOURCES;LINK" ${ARGN})
+  cmake_parse_arguments(T "" "SHARDS" "SOURCES;LINK" ${ARGN})
   tlrt__add_binary(${name} THREADSAFE_DEATH SOURCES ${T_SOURCES} LINK ${T_LINK} CUDA::cudart)
-  add_test(NAME ${name} COMMAND ${name}_test)
-  set_tests_properties(${name} PROPERTIES LABELS gpu SKIP_RETURN_CODE ${TLRT_SKIP_CODE})
+  tlrt__add_entries(${name} gpu "${T_SHARDS}" "")
   tlrt__record_gpu(${name} "TLRT_DEVICE=cuda")
 endfunction()
 

@@ -9,7 +9,8 @@
 # Stages, in order (default: all of them; a device call lasts at most 10 minutes, so a session
 # usually splits them over two or three calls, the build directory persisting in between):
 #   build      configure and build (always run first; incremental)
-#   test       ctest -L gpu, then ctest -L cpu
+#   test       ctest -L gpu (GPU_TEST_JOBS entries at a time, default 4: the suites share the
+#              device; binary_gpu runs as four shard entries), then ctest -L cpu
 #   memcheck racecheck initcheck synccheck
 #              that compute-sanitizer tool over every binary listed in build-gpu/gpu-binaries.txt
 #              (written by the test registry, cmake/TlrtTesting.cmake); memcheck with leak check
@@ -139,7 +140,7 @@ for stage in "${STAGES[@]}"; do
   test | quick)
     # shellcheck disable=SC2086
     run ctest-gpu ctest --test-dir "$BUILD" -L gpu --output-on-failure --timeout 900 \
-      ${TEST_ONLY:+-R $TEST_ONLY}
+      -j "${GPU_TEST_JOBS:-4}" ${TEST_ONLY:+-R $TEST_ONLY}
     grep -E 'tests passed|tests failed' "$LOG" | tail -1 | tee -a "$SUMMARY"
     # shellcheck disable=SC2086
     run ctest-cpu ctest --test-dir "$BUILD" -L cpu --output-on-failure -j 4 --timeout 900 \
