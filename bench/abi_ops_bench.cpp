@@ -2,10 +2,10 @@
 // gather/scatter symbols, each against the floor of a call through the ABI (rand_uniform of 1024
 // elements: one kernel, its buffer created and finalised), timed in batches that alternate with
 // the row's own so that a drift of the machine's speed falls on both. An op that queues one
-// kernel costs the floor plus
-// its own validation and allocation; ops that queue several kernels (a sort and a fold) or move
-// a host index array through pinned staging pay for each of those, which the rows' notes say.
-// Inputs are built once; each timed call is the symbol plus the finaliser of its result.
+// kernel costs the floor plus its own validation and allocation; ops that queue several kernels
+// (a sort and a fold) or move a host index array through pinned staging pay for each of those,
+// which the rows' notes say. Inputs are built once; each timed call is the symbol plus the
+// finaliser of its result.
 #include <lean/lean.h>
 
 #include <cstdint>

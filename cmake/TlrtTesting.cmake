@@ -7,7 +7,8 @@
 #       SHARDS N (N >= 2), instead of one entry NAME, the entries NAME_1_of_N ... NAME_N_of_N, each
 #       running GoogleTest's shard of the sub-tests (GTEST_TOTAL_SHARDS, GTEST_SHARD_INDEX), so
 #       that `ctest -j` runs the parts of a long suite side by side. Every sub-test is in exactly
-#       one shard; N must not exceed the suite's sub-test count (an empty shard would pass).
+#       one shard; a shard that selects no sub-test fails (tests/test_main.cpp), so N must not
+#       exceed the suite's sub-test count.
 #   tlrt_abi_suite(NAME SOURCES ... [LINK ...])
 #       a suite through the Lean ABI (libtlrt + the Lean runtime double), run twice: NAME_reference
 #       (TLRT_DEVICE=cpu, label cpu) and NAME_cuda (TLRT_DEVICE=cuda, label gpu).
