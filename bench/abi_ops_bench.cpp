@@ -47,28 +47,23 @@ void synchronize_abi() {
   lean_dec(torchlean_libtorch_synchronize(0));
 }
 
+// `call`, followed by a synchronize when `sync` (the returned function refers to `call`).
+std::function<void()> then_sync(const std::function<void()>& call, bool sync) {
+  return [&call, sync] {
+    call();
+    if (sync) synchronize_abi();
+  };
+}
+
 double per_call_us(const std::function<void()>& call, bool sync) {
-  return Harness::host_per_call_us(
-      [&] {
-        call();
-        if (sync) synchronize_abi();
-      },
-      kCalls, kBatches, synchronize_abi);
+  return Harness::host_per_call_us(then_sync(call, sync), kCalls, kBatches, synchronize_abi);
 }
 
 // A row's calls against the floor's, in alternating batches (Harness::paired_per_call_us).
 Harness::Paired paired_us(const std::function<void()>& call, const std::function<void()>& floor,
                           bool sync) {
-  return Harness::paired_per_call_us(
-      [&] {
-        call();
-        if (sync) synchronize_abi();
-      },
-      [&] {
-        floor();
-        if (sync) synchronize_abi();
-      },
-      kCalls, kBatches, synchronize_abi);
+  return Harness::paired_per_call_us(then_sync(call, sync), then_sync(floor, sync), kCalls,
+                                     kBatches, synchronize_abi);
 }
 
 void abi_ops_benchmarks(Harness& h, const BenchOptions&) {

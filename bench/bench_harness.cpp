@@ -25,6 +25,16 @@ double median(std::vector<double> v) {
   return v.empty() ? 0 : v[v.size() / 2];
 }
 
+// Host time per call of one batch: `settle` (untimed, when given), then `calls` calls of `call`.
+double batch_per_call_us(const std::function<void()>& call, int calls,
+                         const std::function<void()>& settle) {
+  if (settle) settle();
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < calls; ++i) call();
+  const auto t1 = std::chrono::steady_clock::now();
+  return std::chrono::duration<double, std::micro>(t1 - t0).count() / calls;
+}
+
 }  // namespace
 
 Harness::Harness(CUstream_st* stream) : stream_(stream) {
@@ -78,27 +88,18 @@ double Harness::host_median_us(const std::function<void()>& call, int repeats, i
 
 double Harness::host_per_call_us(const std::function<void()>& call, int calls, int batches,
                                  const std::function<void()>& settle) {
+  batch_per_call_us(call, calls, settle);  // untimed
   std::vector<double> samples;
-  for (int b = -1; b < batches; ++b) {
-    if (settle) settle();
-    const auto t0 = std::chrono::steady_clock::now();
-    for (int i = 0; i < calls; ++i) call();
-    const auto t1 = std::chrono::steady_clock::now();
-    if (b >= 0) samples.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
-  }
+  for (int b = 0; b < batches; ++b) samples.push_back(batch_per_call_us(call, calls, settle));
   if (settle) settle();
-  return median(samples) / calls;
+  return median(samples);
 }
 
 Harness::Paired Harness::paired_per_call_us(const std::function<void()>& call,
                                             const std::function<void()>& floor, int calls,
                                             int rounds, const std::function<void()>& settle) {
   const auto batch_us = [&](const std::function<void()>& f) {
-    if (settle) settle();
-    const auto t0 = std::chrono::steady_clock::now();
-    for (int i = 0; i < calls; ++i) f();
-    const auto t1 = std::chrono::steady_clock::now();
-    return std::chrono::duration<double, std::micro>(t1 - t0).count() / calls;
+    return batch_per_call_us(f, calls, settle);
   };
   batch_us(floor);
   batch_us(call);
