@@ -5,13 +5,16 @@
 // kernel costs the floor plus its own validation and allocation; ops that queue several kernels
 // (a sort and a fold) or move a host index array through pinned staging pay for each of those,
 // which the rows' notes say. Inputs are built once; each timed call is the symbol plus the
-// finaliser of its result.
+// finaliser of its result. A third row per op gives its device time alone (calls queued behind a
+// blocker), which is what a synchronize after the call adds to the floor's.
 #include <lean/lean.h>
 
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "bench_group.h"
@@ -66,6 +69,53 @@ Harness::Paired paired_us(const std::function<void()>& call, const std::function
                                      kBatches, synchronize_abi);
 }
 
+// Device time per call, without the host: kQueued calls queued behind a blocker (kBlockers
+// rand_normal calls of 2^26 float32, about 0.3 ms of device time each) run back to back on the
+// device; the wall time of blocker, calls and synchronize less that of blocker and synchronize
+// alone, over the calls. A round counts only when the host queued its calls before the blocker
+// ended (`host_bound` reports a round that did not). Median of kBatches rounds, the blocker alone
+// and with the calls timed in alternating order.
+constexpr int kQueued = 100;
+constexpr int kBlockers = 8;
+
+double device_per_call_us(const std::function<void()>& call, bool& host_bound) {
+  using Clock = std::chrono::steady_clock;
+  const auto blocker = [] {
+    for (int i = 0; i < kBlockers; ++i) {
+      lean_dec(torchlean_cuda_buffer_rand_normal(1u << 26, 0.0, 1.0, 17, 0));
+    }
+  };
+  // Returns {wall time to the end of the synchronize, host time to the end of the queueing}.
+  const auto round_us = [&](int calls) {
+    synchronize_abi();
+    const Clock::time_point t0 = Clock::now();
+    blocker();
+    for (int i = 0; i < calls; ++i) call();
+    const Clock::time_point queued = Clock::now();
+    synchronize_abi();
+    const Clock::time_point t1 = Clock::now();
+    return std::pair<double, double>{
+        std::chrono::duration<double, std::micro>(t1 - t0).count(),
+        std::chrono::duration<double, std::micro>(queued - t0).count()};
+  };
+  round_us(kQueued);  // warm: the blocker's buffers come from the caching allocator afterwards
+  std::vector<double> per_call;
+  host_bound = false;
+  for (int r = 0; r < kBatches; ++r) {
+    std::pair<double, double> alone, with;
+    if (r % 2 == 0) {
+      alone = round_us(0);
+      with = round_us(kQueued);
+    } else {
+      with = round_us(kQueued);
+      alone = round_us(0);
+    }
+    if (with.second >= alone.first) host_bound = true;
+    per_call.push_back((with.first - alone.first) / kQueued);
+  }
+  return Harness::median(per_call);
+}
+
 void abi_ops_benchmarks(Harness& h, const BenchOptions&) {
   // Operands (float32): 32 x 32 matrices, 32-vectors, 8 indices.
   lean_object* m = uniform(32 * 32, 1);
@@ -112,14 +162,16 @@ void abi_ops_benchmarks(Harness& h, const BenchOptions&) {
       {"concat1d 1024 + 1024", "",
        [&] { return torchlean_cuda_buffer_concat1d(m, m2, 1024, 1024); }},
       {"slice1d 512 of 1024", "", [&] { return torchlean_cuda_buffer_slice1d(m, 1024, 256, 512); }},
-      {"gather_rows 8 of 32x32", "8 host indices through pinned staging",
+      {"gather_rows 8 of 32x32", "8 host indices as kernel parameters",
        [&] { return torchlean_cuda_buffer_gather_rows(m, 32, 32, idx, 8); }},
-      {"scatter_add_rows 8 into 32x32", "host indices staged; base copy, sort, ordered fold",
+      {"scatter_add_rows 8 into 32x32",
+       "8 host indices as kernel parameters; one kernel: rank, base copy, ordered fold",
        [&] { return torchlean_cuda_buffer_scatter_add_rows(m, rows8, 32, 32, idx, 8); }},
-      {"scatter_add 8 into 32", "host indices staged; base copy, sort, ordered fold",
+      {"scatter_add 8 into 32",
+       "8 host indices as kernel parameters; one kernel: rank, base copy, ordered fold",
        [&] { return torchlean_cuda_buffer_scatter_add(v, v8, 32, idx, 8); }},
       {"gather_at 8 of 32", "", [&] { return torchlean_cuda_buffer_gather_at(v, 32, v8, 8); }},
-      {"scatter_add_at 8 into 32", "positions on the device; sort, ordered fold",
+      {"scatter_add_at 8 into 32", "positions on the device; one kernel: rank, zeros, ordered fold",
        [&] { return torchlean_cuda_buffer_scatter_add_at(32, v8, v8, 8); }},
   };
 
@@ -137,6 +189,14 @@ void abi_ops_benchmarks(Harness& h, const BenchOptions&) {
   h.add(floor_row);
   floor_row.name = "floor: rand_uniform 1024 through the ABI + synchronize";
   floor_row.median_us = floor_sync;
+  h.add(floor_row);
+
+  bool floor_host_bound = false;
+  const double floor_device = device_per_call_us(floor_call, floor_host_bound);
+  floor_row.name = "floor: rand_uniform 1024 through the ABI, device time";
+  floor_row.median_us = floor_device;
+  floor_row.note = "one kernel; calls queued behind a blocker, run back to back";
+  if (floor_host_bound) floor_row.note += "; host-bound round (not a device figure)";
   h.add(floor_row);
 
   double worst_excess = 0;
@@ -159,6 +219,17 @@ void abi_ops_benchmarks(Harness& h, const BenchOptions&) {
       }
       h.add(r);
     }
+    Row d;
+    d.group = "abi-ops";
+    d.name = c.name + ", device time";
+    bool host_bound = false;
+    d.median_us = device_per_call_us([&] { lean_dec(c.call()); }, host_bound);
+    char text[96];
+    std::snprintf(text, sizeof text, "%+.2f us vs floor's %.2f us (queued behind a blocker)",
+                  d.median_us - floor_device, floor_device);
+    d.note = text;
+    if (host_bound) d.note += "; host-bound round (not a device figure)";
+    h.add(d);
   }
 
   Goal g;

@@ -121,6 +121,10 @@ Harness::Paired Harness::paired_per_call_us(const std::function<void()>& call,
   return {median(call_us), median(floor_us), median(excess_us)};
 }
 
+double Harness::median(std::vector<double> v) {
+  return bench::median(std::move(v));
+}
+
 double Harness::measure_copy_gbps(size_t bytes) {
   void *a = nullptr, *b = nullptr;
   check(cudaMalloc(&a, bytes), "cudaMalloc (copy)");

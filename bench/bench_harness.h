@@ -103,6 +103,8 @@ class Harness {
   static Paired paired_per_call_us(const std::function<void()>& call,
                                    const std::function<void()>& floor, int calls, int rounds,
                                    const std::function<void()>& settle);
+  // The median of `v` (the upper middle element of an even count; 0 for none).
+  static double median(std::vector<double> v);
   // Device-to-device copy bandwidth (bytes read + written per second) on `bytes`-sized buffers.
   double measure_copy_gbps(size_t bytes);
 
