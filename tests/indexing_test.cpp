@@ -333,14 +333,15 @@ TEST_F(Indexing, SingleColumnRunsAcrossTiles) {
 
 // Host lists of at most 1024 entries travel as kernel parameters (two sizes: up to 64, up to 1024)
 // and scatter in one kernel that tiles the base (4096 elements, or a 4096-column slice of a longer
-// row; bases over 2^20 elements copied first). Both sides of each threshold, same bits.
+// row; bases over 2^20 elements copied first); lists of up to 64 into bases of up to 2^14 elements
+// take the tiny kernel (a thread per element). Both sides of each threshold, same bits.
 TEST_F(Indexing, ShortAndLongIndexListsGiveTheSameFold) {
   EXPECT_TRUE(set_deterministic(true));
   struct Shape {
     uint32_t rows, cols;
   };
   for (Shape sh : {Shape{32, 32}, Shape{50, 1}, Shape{3000, 3}, Shape{3, 5000}, Shape{2, 9000},
-                   Shape{1100, 1000}}) {
+                   Shape{128, 128}, Shape{129, 128}, Shape{1100, 1000}}) {
     for (uint64_t k : {1u, 8u, 64u, 65u, 1000u, 1024u, 1025u}) {
       SCOPED_TRACE(std::to_string(sh.rows) + "x" + std::to_string(sh.cols) + " k " +
                    std::to_string(k));
@@ -476,11 +477,12 @@ TEST_F(Indexing, ScatterAddAtManySourcesIsReproducible) {
   }
 }
 
-// count <= 1024: one kernel reading the positions on the device; above: the sorted path. Tables
-// past 2^20 entries are zero-filled before the short kernel.
+// count <= 1024: one kernel reading the positions on the device (count <= 64 into tables of at
+// most 2^14 entries: the tiny kernel); above: the sorted path. Tables past 2^20 entries are
+// zero-filled before the short kernel.
 TEST_F(Indexing, ScatterAddAtShortAndLongCountsAgree) {
-  for (uint32_t size : {1u, 37u, 5000u, 1100000u}) {
-    for (uint64_t count : {1u, 64u, 1024u, 1025u}) {
+  for (uint32_t size : {1u, 37u, 5000u, 16384u, 16385u, 1100000u}) {
+    for (uint64_t count : {1u, 64u, 65u, 1024u, 1025u}) {
       SCOPED_TRACE(std::to_string(size) + " count " + std::to_string(count));
       std::mt19937_64 rng(size + count);
       Words<double> pw(count);

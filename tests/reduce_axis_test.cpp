@@ -510,6 +510,49 @@ TYPED_TEST(ReduceAxisTyped, FromBroadcastOrderAndEmptyRules) {
 }
 
 // The ordered paths give the same bits on every run (the GPU schedule must not show).
+// Both sides of the light kernel's border (at most 32 rows and 2^16 elements, one row axis and
+// one column axis: a thread per column; beyond, the staged fold and the split column maxima): the
+// same results as the host's fold and selection, rows of one element, specials in the maxima.
+TYPED_TEST(ReduceAxisTyped, LightAndStagedPathsMeetAtTheirBorder) {
+  using T = TypeParam;
+  const T specials[] = {std::numeric_limits<T>::quiet_NaN(), -0.0, 0.0,
+                        std::numeric_limits<T>::infinity(), -std::numeric_limits<T>::infinity()};
+  for (auto [rows, cols] : {std::pair<uint32_t, uint32_t>{32, 2048},
+                            {33, 2048},
+                            {32, 2049},
+                            {31, 2113},
+                            {1, 65536},
+                            {1, 65537},
+                            {2, 5},
+                            {32, 1},
+                            {17, 3}}) {
+    const uint64_t n = uint64_t{rows} * cols;
+    std::vector<T> x = random_values<T>(n, rows * 13 + cols);
+    for (uint64_t k = 0; k < n; k += 7) x[k] = T(-0.0);
+    for (bool deterministic : {true, false}) {
+      DeterministicScope scope(deterministic);
+      EXPECT_EQ(sum_axis<T>(x, {rows, cols}, 0), words<T>(host_sum_axis(x, {rows, cols}, 0)))
+          << rows << "x" << cols << ", flag " << deterministic;
+      EXPECT_EQ(from_broadcast<T>(x, {cols}, {rows, cols}, {0, 1}),
+                words<T>(host_from_broadcast(x, {cols}, {rows, cols}, {0, 1})))
+          << rows << "x" << cols << ", flag " << deterministic;
+    }
+    std::mt19937 rng(rows + cols);
+    for (size_t k = 0; k < n / 11; ++k) x[rng() % n] = specials[rng() % 5];
+    EXPECT_EQ(matrix_op<T>(torchlean_cuda_buffer_reduce_max_by_column, x, rows, cols),
+              words<T>(host_max(x, rows, cols, false)))
+        << rows << "x" << cols;
+  }
+  // Rows over two axes apart (the staged fold: the light kernel takes one row axis and one column
+  // axis), 28 and 35 of them, columns permuted.
+  for (uint64_t front : {4u, 5u}) {
+    const Dims in = {9, 3}, out = {front, 3, 7, 9}, map = {0, 2, 0, 1};
+    const std::vector<T> d = random_values<T>(front * 3 * 7 * 9, static_cast<uint32_t>(front));
+    EXPECT_EQ(from_broadcast<T>(d, in, out, map), words<T>(host_from_broadcast(d, in, out, map)))
+        << front << " x 7 rows";
+  }
+}
+
 TYPED_TEST(ReduceAxisTyped, OrderedPathsAreBitwiseRepeatable) {
   using T = TypeParam;
   DeterministicScope scope(true);

@@ -666,6 +666,34 @@ TEST_F(Shape, LargerGeometries) {
   check_vec_to_cols<double>(1000, 1000, 10);
 }
 
+// Both sides of the device engine's small-permutation border (at most 4096 elements: one gathered
+// word per element; beyond, the tiles) and of the slice's kernel copy (at most 1 MiB; beyond, the
+// copy engine), at aligned and misaligned starts.
+TEST_F(Shape, SmallAndLargePathsMeetAtTheirBorder) {
+  check_swap<float>({64, 64}, 0, 31);
+  check_swap<float>({64, 65}, 0, 32);
+  check_swap<double>({2, 32, 64}, 1, 33);
+  check_swap<double>({2, 33, 64}, 1, 34);
+  check_swap<float>({4, 32, 16, 2}, 1, 35);  // 8-byte groups
+  check_swap<float>({4, 33, 16, 2}, 1, 36);
+  check_broadcast<float>({30, 40}, {40, 3, 30}, {2, 0, 1}, 37);
+  check_broadcast<float>({30, 40}, {40, 4, 30}, {2, 0, 1}, 38);
+  for (uint32_t n : {262144u, 262145u, 262150u}) {
+    const Words<float> x = random_words<float>(n + 8, n);
+    const Obj f = make_buffer<float>(x);
+    for (uint32_t start : {0u, 1u, 4u}) {
+      EXPECT_EQ(slice_words<float>(f, start, n), window(x, start, n)) << n << " from " << start;
+    }
+  }
+  for (uint32_t n : {131072u, 131073u}) {
+    const Words<double> y = random_words<double>(n + 4, n);
+    const Obj d = make_buffer<double>(y);
+    for (uint32_t start : {0u, 1u, 2u}) {
+      EXPECT_EQ(slice_words<double>(d, start, n), window(y, start, n)) << n << " from " << start;
+    }
+  }
+}
+
 // The batched transpose of the device engine: tile edges in both directions (extents not
 // multiples of the 64- and 32-group tiles), batches, groups of 1, 2, 3 and 4 words (the 8- and
 // 16-byte groups as vector words), more batches than a grid dimension holds, and broadcast axes

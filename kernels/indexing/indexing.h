@@ -82,7 +82,9 @@ size_t scatter_add_at_workspace_bytes(uint32_t size, uint64_t count);
 // kernel: every block ranks the k sources by target in shared memory (stable: equal targets keep
 // source order), copies (or zero-fills) its tiles of the base and folds each touched row of a tile
 // base-first in source order, threads across the touched (row, column) pairs. The adds are the
-// ones of the sorted path above, in the same order, so both paths give the same bits.
+// ones of the sorted path above, in the same order, so both paths give the same bits. Lists of
+// at most 64 into bases of at most 2^14 elements skip the ranking: a thread per base element scans
+// the targets in source order (the same adds again).
 // scatter_add_at takes this path for count <= kParamIndices, its positions read on the device.
 constexpr uint64_t kParamIndices = 1024;
 template <class T>

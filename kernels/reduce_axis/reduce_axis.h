@@ -87,6 +87,9 @@ void reduce_sum_by_row_cuda(const T* x, uint64_t rows, uint64_t cols, T* out, CU
 template <class T>
 void reduce_max_by_row_cuda(const T* x, uint64_t rows, uint64_t cols, T* out, CUstream_st* stream);
 
+// Inputs of at most 32 rows and 2^16 elements take one light kernel (a thread per output column)
+// in reduce_max_by_column, and need no workspace; so do ordered folds of that size whose rows and
+// columns are one axis each.
 // reduce_max_by_column splits the rows across blocks when the columns alone do not fill the
 // device. On 16-byte aligned rows of whole 16-byte vectors the blocks' partial maxima
 // (order-preserving integer keys) meet in a device-global array of the module; otherwise they go

@@ -2,7 +2,9 @@
 // float32, uint64_t for float64, uint4 for 16 bytes) and never touches a floating-point value:
 // the results are the input bits, bit-exact with the reference backend (NaN payloads included).
 //
-//   slice1d                one device-to-device cudaMemcpyAsync on the op's stream.
+//   slice1d                the concat kernel over one part up to kKernelCopyBytes (a launch costs
+//                          the host less than a copy-engine call), a device-to-device
+//                          cudaMemcpyAsync on the op's stream beyond.
 //   concat1d               one kernel over 16-byte output chunks: a chunk inside a, or inside b
 //                          when b's part of the output is 16-byte aligned, is one vector load and
 //                          one vector store; chunks that straddle the seam, or come from a
@@ -34,6 +36,8 @@
 //       [32 x 32 unit] tile over the output axis that reads input stride `unit` (k) and the
 //       innermost output axis (c) is loaded through shared memory along k (coalesced input) and
 //       stored along c (coalesced output), the other axes walked per tile;
+//     * small permutations (at most kLightGatherElements elements): one gathered word per output
+//       element, no tile;
 //     * a plain copy when the plan is one contiguous run.
 //   Index arithmetic is 32-bit (multiply-high division, FastDiv32) when every output index and
 //   input offset is below 2^31, 64-bit otherwise.
@@ -68,14 +72,6 @@ __device__ __forceinline__ uint4 splat16(uint32_t w) {
 __device__ __forceinline__ uint4 splat16(uint64_t w) {
   const uint32_t lo = static_cast<uint32_t>(w), hi = static_cast<uint32_t>(w >> 32);
   return make_uint4(lo, hi, lo, hi);
-}
-
-// Queues the copy of `count` elements; nothing for an empty part (its pointers may be null).
-template <class T>
-void copy_elements(T* to, const T* from, uint64_t count, cudaStream_t stream, const char* op) {
-  if (count == 0) return;
-  check_cuda(cudaMemcpyAsync(to, from, count * sizeof(T), cudaMemcpyDeviceToDevice, stream), op,
-             "cudaMemcpyAsync device to device");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -122,6 +118,42 @@ __global__ void concat_words_kernel(const W* __restrict__ a, uint64_t n, const W
        k += uint64_t{gridDim.x} * blockDim.x) {
     out[k] = k < n ? a[k] : b[k - n];
   }
+}
+
+// out[0, n) = a, out[n, n + m) = b: the 16-byte kernel where out and a are 16-byte aligned, else
+// one word per thread. Nothing for an empty output (its pointers may be null).
+template <class W>
+void launch_concat(const W* a, uint64_t n, const W* b, uint64_t m, W* out, cudaStream_t stream,
+                   const char* op) {
+  const uint64_t total = n + m;
+  if (total == 0) return;
+  constexpr uint64_t kWide = 16 / sizeof(W);
+  if (aligned16(out) && (n == 0 || aligned16(a))) {
+    const bool b_wide = n % kWide == 0 && (m == 0 || aligned16(b));
+    const uint64_t chunks = (total + kWide - 1) / kWide;
+    concat_wide_kernel<W>
+        <<<grid_for(chunks, kThreads), kThreads, 0, stream>>>(a, n, b, m, out, b_wide);
+  } else {
+    concat_words_kernel<W><<<grid_for(total, kThreads), kThreads, 0, stream>>>(a, n, b, m, out);
+  }
+  check_launch(op);
+}
+
+// Copies up to this many bytes run as a kernel, whose launch costs the host less than a
+// copy-engine call (docs/BENCH.md, abi-ops); longer ones go to the copy engine, which moves a
+// misaligned source at full speed.
+constexpr uint64_t kKernelCopyBytes = uint64_t{1} << 20;
+
+// Queues the copy of `count` words; nothing for an empty part (its pointers may be null).
+template <class W>
+void copy_elements(W* to, const W* from, uint64_t count, cudaStream_t stream, const char* op) {
+  if (count == 0) return;
+  if (count * sizeof(W) <= kKernelCopyBytes) {
+    launch_concat<W>(from, count, nullptr, 0, to, stream, op);
+    return;
+  }
+  check_cuda(cudaMemcpyAsync(to, from, count * sizeof(W), cudaMemcpyDeviceToDevice, stream), op,
+             "cudaMemcpyAsync device to device");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1005,6 +1037,10 @@ void launch_tiles(const W* x, W* out, const CopyPlan& plan, size_t k, size_t c, 
   check_launch(op);
 }
 
+// Permutations of at most this many elements skip the tiles: the tile kernels' shared-memory
+// round trip and barrier cost more than the uncoalesced reads of so few words.
+constexpr uint64_t kLightGatherElements = 4096;
+
 // out[o] = x[sum_j o_j * strides[j]] over the row-major coordinates of `dims`.
 template <class T>
 void strided_copy(const T* xt, const uint64_t* dims, const uint64_t* strides, size_t rank, T* outt,
@@ -1041,6 +1077,11 @@ void strided_copy(const T* xt, const uint64_t* dims, const uint64_t* strides, si
   const uint64_t unit = inner == 1 ? len : 1;
   const size_t c = inner == 1 ? r - 2 : r - 1;
   const bool short_runs = inner != 1 || len * sizeof(W) < 32;
+  if (short_runs && plan.size <= kLightGatherElements) {
+    // Small permutations: one gathered word per output element, one round trip to memory.
+    launch_rows_indexed<W, 1, false>(x, out, plan, r, 1, narrow, stream, op);
+    return;
+  }
   if (short_runs && (inner != 1 || r >= 2)) {
     for (size_t k = 0; k < c; ++k) {
       if (plan.strides[k] == unit && plan.dims[k] >= 8 && plan.dims[c] >= 8) {
@@ -1070,26 +1111,15 @@ void strided_copy(const T* xt, const uint64_t* dims, const uint64_t* strides, si
 template <class T>
 void concat1d_cuda(const T* a, uint64_t n, const T* b, uint64_t m, T* out, CUstream_st* stream) {
   using W = typename Word<T>::type;
-  const uint64_t total = n + m;
-  if (total == 0) return;
-  constexpr uint64_t kWide = 16 / sizeof(W);
-  const W* aw = reinterpret_cast<const W*>(a);
-  const W* bw = reinterpret_cast<const W*>(b);
-  W* ow = reinterpret_cast<W*>(out);
-  if (aligned16(out) && (n == 0 || aligned16(a))) {
-    const bool b_wide = n % kWide == 0 && (m == 0 || aligned16(b));
-    const uint64_t chunks = (total + kWide - 1) / kWide;
-    concat_wide_kernel<W>
-        <<<grid_for(chunks, kThreads), kThreads, 0, stream>>>(aw, n, bw, m, ow, b_wide);
-  } else {
-    concat_words_kernel<W><<<grid_for(total, kThreads), kThreads, 0, stream>>>(aw, n, bw, m, ow);
-  }
-  check_launch("concat1d");
+  launch_concat(reinterpret_cast<const W*>(a), n, reinterpret_cast<const W*>(b), m,
+                reinterpret_cast<W*>(out), stream, "concat1d");
 }
 
 template <class T>
 void slice1d_cuda(const T* x, uint64_t start, uint64_t len, T* out, CUstream_st* stream) {
-  copy_elements(out, x + start, len, stream, "slice1d");
+  using W = typename Word<T>::type;
+  copy_elements(reinterpret_cast<W*>(out), reinterpret_cast<const W*>(x + start), len, stream,
+                "slice1d");
 }
 
 template <class T>

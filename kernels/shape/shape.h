@@ -37,9 +37,9 @@ template <class T>
 void swap_adjacent_ref(const T* x, uint64_t outer, uint64_t a, uint64_t b, uint64_t inner, T* out);
 
 // CUDA backend (kernels/shape/shape.cu): device memory, asynchronous on `stream`. concat1d is one
-// kernel; slice1d is a copy-engine copy; the other three share one strided-copy engine
-// (kernels/shape/copy_plan.h collapses the geometry, then a row kernel or a tiled transpose
-// through shared memory runs it).
+// kernel; slice1d is the same kernel up to 1 MiB and a copy-engine copy beyond; the other three
+// share one strided-copy engine (kernels/shape/copy_plan.h collapses the geometry, then a row
+// kernel or a tiled transpose through shared memory runs it).
 template <class T>
 void concat1d_cuda(const T* a, uint64_t n, const T* b, uint64_t m, T* out, CUstream_st* stream);
 template <class T>
