@@ -10,10 +10,14 @@
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <cstring>
+#include <future>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "binary_oracle.h"
@@ -95,6 +99,21 @@ bool have_device() {
   return cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
 }
 
+// Runs job(0), ..., job(count - 1) on up to hardware_concurrency() threads (at least one), handing
+// out the indices from the last to the first.
+template <class Job>
+void parallel_jobs(std::size_t count, const Job& job) {
+  const std::size_t threads =
+      std::min<std::size_t>(count, std::max(1u, std::thread::hardware_concurrency()));
+  std::atomic<long long> next{static_cast<long long>(count) - 1};
+  std::vector<std::thread> pool;
+  for (std::size_t t = 0; t < threads; ++t)
+    pool.emplace_back([&] {
+      for (long long i; (i = next.fetch_sub(1)) >= 0;) job(static_cast<std::size_t>(i));
+    });
+  for (std::thread& thread : pool) thread.join();
+}
+
 // ---- the checking kernel
 // -------------------------------------------------------------------------
 
@@ -162,24 +181,50 @@ std::string hex_word(const unsigned char* p, int n) {
   return s.str();
 }
 
+// The device's compute capability as major * 10 + minor.
+int compute_capability(int device) {
+  int major = 0, minor = 0;
+  cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device);
+  cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device);
+  return major * 10 + minor;
+}
+
+// The checking kernel of one variant, compiled by NVRTC and loaded into the device's primary
+// context (the driver translates the PTX there). Status codes only, no assertions, so that it can
+// run on any thread; the driver's translation of the widest formats takes the most time.
+struct Kernel {
+  std::string ptx, why;
+  cudaError_t context = cudaErrorUnknown;
+  int load = -1, lookup = -1;
+  CUmodule module = nullptr;
+  CUfunction function = nullptr;
+};
+
+Kernel load_kernel(const std::string& scalar, bool software, int device, int arch) {
+  Kernel k;
+  k.ptx = compile(kernel_source(scalar, software), arch, k.why);
+  if (k.ptx.empty()) return k;
+  k.context = cudaSetDevice(device);
+  if (k.context == cudaSuccess) k.context = cudaFree(nullptr);  // the primary context
+  if (k.context != cudaSuccess) return k;
+  k.load = driver().load(&k.module, k.ptx.data());
+  if (k.load == 0) k.lookup = driver().function(&k.function, k.module, "binary_check");
+  return k;
+}
+
 // The device's bits for n pairs against the host header's, one variant (hardware or software).
 template <class T>
 void run_on_device(const std::string& scalar, const std::vector<Word>& a,
-                   const std::vector<Word>& b, bool software) {
+                   const std::vector<Word>& b, bool software, const Kernel& kernel) {
   constexpr int W = sizeof(T);
   const std::size_t n = a.size();
-  int device = 0, major = 0, minor = 0;
-  ASSERT_EQ(cudaGetDevice(&device), cudaSuccess);
-  cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device);
-  cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device);
-  std::string why;
-  const std::string ptx = compile(kernel_source(scalar, software), major * 10 + minor, why);
-  ASSERT_FALSE(ptx.empty()) << why;
+  ASSERT_FALSE(kernel.ptx.empty()) << kernel.why;
   ASSERT_EQ(cudaFree(nullptr), cudaSuccess);  // the primary context
-  CUmodule module = nullptr;
-  CUfunction function = nullptr;
-  ASSERT_EQ(driver().load(&module, ptx.data()), 0);
-  ASSERT_EQ(driver().function(&function, module, "binary_check"), 0);
+  ASSERT_EQ(kernel.context, cudaSuccess) << "the primary context on the loading thread";
+  ASSERT_EQ(kernel.load, 0) << "cuModuleLoadData";
+  ASSERT_EQ(kernel.lookup, 0) << "cuModuleGetFunction";
+  CUmodule module = kernel.module;
+  CUfunction function = kernel.function;
 
   std::vector<unsigned char> ha(n * W), hb(n * W), hout(5 * n * W), hcmp(n);
   for (std::size_t i = 0; i < n; ++i) {
@@ -241,6 +286,14 @@ void random_on_device(std::uint64_t fallback) {
   if (!have_device() || !driver().ok) GTEST_SKIP() << "no CUDA device";
   if (!nvrtc().ok) GTEST_SKIP() << "NVRTC (libnvrtc.so) could not be loaded";
   const Format format{E, F, Bias, Enc};
+  int device = 0;
+  ASSERT_EQ(cudaGetDevice(&device), cudaSuccess);
+  const int arch = compute_capability(device);
+  const std::string scalar = scalar_name<E, F, Bias, Enc>();
+  // Both variants compile and load concurrently, while the pairs are drawn.
+  std::future<Kernel> kernels[2];
+  for (bool software : {false, true})
+    kernels[software] = std::async(std::launch::async, load_kernel, scalar, software, device, arch);
   const std::uint64_t pairs = tlrt::binary_oracle::pair_count(fallback);
   WordSource source(format, 0x5eed0000ULL + E * 131ULL + F * 7ULL + Enc);  // binary_test's seeds
   std::vector<Word> a, b;
@@ -251,7 +304,7 @@ void random_on_device(std::uint64_t fallback) {
     b.push_back(source.next_related(a.back()));
   }
   for (bool software : {false, true})
-    run_on_device<TLBinary<E, F, Bias, Enc>>(scalar_name<E, F, Bias, Enc>(), a, b, software);
+    run_on_device<TLBinary<E, F, Bias, Enc>>(scalar, a, b, software, kernels[software].get());
 }
 
 template <int Enc, int E = 4, int F = 3, long long Bias = 7>
@@ -259,13 +312,18 @@ void exhaustive_on_device() {
   static_assert(1 + E + F == 8);
   if (!have_device() || !driver().ok) GTEST_SKIP() << "no CUDA device";
   if (!nvrtc().ok) GTEST_SKIP() << "NVRTC (libnvrtc.so) could not be loaded";
+  int device = 0;
+  ASSERT_EQ(cudaGetDevice(&device), cudaSuccess);
+  const int arch = compute_capability(device);
+  const std::string scalar = scalar_name<E, F, Bias, Enc>();
   std::vector<Word> a, b;
   for (int i = 0; i < 256; ++i)
     for (int j = 0; j < 256; ++j) {
       a.push_back(Word{static_cast<std::uint8_t>(i)});
       b.push_back(Word{static_cast<std::uint8_t>(j)});
     }
-  run_on_device<TLBinary<E, F, Bias, Enc>>(scalar_name<E, F, Bias, Enc>(), a, b, false);
+  run_on_device<TLBinary<E, F, Bias, Enc>>(scalar, a, b, false,
+                                           load_kernel(scalar, false, device, arch));
 }
 
 // ---- compile everywhere (NVRTC only) ------------------------------------------------------------
@@ -286,37 +344,55 @@ TEST(BinaryNvrtc, EveryFormatCompilesCleanly) {
                                             scalar_name<15, 112, 16383, 0>(),
                                             scalar_name<30, 1000, (1LL << 29) - 1, 0>()};
   const std::string half = scalar_name<5, 10, 15, 0>(), bfloat = scalar_name<8, 7, 127, 0>();
+  struct Compile {
+    std::string scalar;
+    int arch;
+    bool software;
+    std::string ptx, why;
+  };
+  std::vector<Compile> compiles;
   for (const std::string& scalar : scalars)
     for (int arch : {80, 90})
       for (bool software : {false, true}) {
         // compute_80 differs only in the 16-bit hardware paths.
         if (arch == 80 && scalar != half && scalar != bfloat) continue;
-        std::string why;
-        const std::string ptx = compile(kernel_source(scalar, software), arch, why);
-        EXPECT_FALSE(ptx.empty()) << scalar << " compute_" << arch << ": " << why;
-        EXPECT_TRUE(why.empty()) << scalar << " compute_" << arch << ": " << why;
-        // The hardware paths appear exactly where 10.8 puts them.
-        if (!software && scalar == scalar_name<8, 7, 127, 0>()) {
-          EXPECT_NE(ptx.find(arch >= 90 ? "add.rn.bf16" : "fma.rn.bf16"), std::string::npos);
-        }
-        if (!software && scalar == scalar_name<5, 10, 15, 0>()) {
-          EXPECT_NE(ptx.find("add.rn.f16"), std::string::npos);
-        }
+        compiles.push_back({scalar, arch, software, {}, {}});
+      }
+  // The programs compile concurrently, the widest formats (last in the list) first; the checks
+  // follow in list order.
+  parallel_jobs(compiles.size(), [&](std::size_t i) {
+    Compile& c = compiles[i];
+    c.ptx = compile(kernel_source(c.scalar, c.software), c.arch, c.why);
+  });
+  for (const Compile& c : compiles) {
+    const std::string& scalar = c.scalar;
+    const std::string& ptx = c.ptx;
+    const int arch = c.arch;
+    const bool software = c.software;
+    EXPECT_FALSE(ptx.empty()) << scalar << " compute_" << arch << ": " << c.why;
+    EXPECT_TRUE(c.why.empty()) << scalar << " compute_" << arch << ": " << c.why;
+    // The hardware paths appear exactly where 10.8 puts them.
+    if (!software && scalar == scalar_name<8, 7, 127, 0>()) {
+      EXPECT_NE(ptx.find(arch >= 90 ? "add.rn.bf16" : "fma.rn.bf16"), std::string::npos);
+    }
+    if (!software && scalar == scalar_name<5, 10, 15, 0>()) {
+      EXPECT_NE(ptx.find("add.rn.f16"), std::string::npos);
+    }
+    if (software) {
+      EXPECT_EQ(ptx.find(".f16"), std::string::npos) << scalar;
+    }
+    // Formats with F <= 10 and a moderate exponent range compute through binary32, in device
+    // code only and not in software mode.
+    if (scalar == scalar_name<5, 10, 13, 0>() || scalar == scalar_name<4, 3, 7, 1>()) {
+      for (const char* op : {"add.rn.f32", "mul.rn.f32", "div.rn.f32"}) {
         if (software) {
-          EXPECT_EQ(ptx.find(".f16"), std::string::npos) << scalar;
-        }
-        // Formats with F <= 10 and a moderate exponent range compute through binary32, in
-        // device code only and not in software mode.
-        if (scalar == scalar_name<5, 10, 13, 0>() || scalar == scalar_name<4, 3, 7, 1>()) {
-          for (const char* op : {"add.rn.f32", "mul.rn.f32", "div.rn.f32"}) {
-            if (software) {
-              EXPECT_EQ(ptx.find(op), std::string::npos) << scalar << " " << op;
-            } else {
-              EXPECT_NE(ptx.find(op), std::string::npos) << scalar << " " << op;
-            }
-          }
+          EXPECT_EQ(ptx.find(op), std::string::npos) << scalar << " " << op;
+        } else {
+          EXPECT_NE(ptx.find(op), std::string::npos) << scalar << " " << op;
         }
       }
+    }
+  }
 }
 
 // ---- on the device
