@@ -165,13 +165,13 @@ void abi_ops_benchmarks(Harness& h, const BenchOptions&) {
       {"gather_rows 8 of 32x32", "8 host indices as kernel parameters",
        [&] { return torchlean_cuda_buffer_gather_rows(m, 32, 32, idx, 8); }},
       {"scatter_add_rows 8 into 32x32",
-       "8 host indices as kernel parameters; one kernel: rank, base copy, ordered fold",
+       "8 host indices as kernel parameters; one kernel, a thread per base element",
        [&] { return torchlean_cuda_buffer_scatter_add_rows(m, rows8, 32, 32, idx, 8); }},
       {"scatter_add 8 into 32",
-       "8 host indices as kernel parameters; one kernel: rank, base copy, ordered fold",
+       "8 host indices as kernel parameters; one kernel, a thread per base element",
        [&] { return torchlean_cuda_buffer_scatter_add(v, v8, 32, idx, 8); }},
       {"gather_at 8 of 32", "", [&] { return torchlean_cuda_buffer_gather_at(v, 32, v8, 8); }},
-      {"scatter_add_at 8 into 32", "positions on the device; one kernel: rank, zeros, ordered fold",
+      {"scatter_add_at 8 into 32", "positions on the device; one kernel, a thread per table entry",
        [&] { return torchlean_cuda_buffer_scatter_add_at(32, v8, v8, 8); }},
   };
 
