@@ -512,7 +512,8 @@ TYPED_TEST(ReduceAxisTyped, FromBroadcastOrderAndEmptyRules) {
 // The ordered paths give the same bits on every run (the GPU schedule must not show).
 // Both sides of the light kernel's border (at most 32 rows and 2^16 elements, one row axis and
 // one column axis: a thread per column; beyond, the staged fold and the split column maxima): the
-// same results as the host's fold and selection, rows of one element, specials in the maxima.
+// same results as the host's fold and selection, rows of one element, specials in the maxima,
+// every row count up to 32.
 TYPED_TEST(ReduceAxisTyped, LightAndStagedPathsMeetAtTheirBorder) {
   using T = TypeParam;
   const T specials[] = {std::numeric_limits<T>::quiet_NaN(), -0.0, 0.0,
@@ -539,6 +540,19 @@ TYPED_TEST(ReduceAxisTyped, LightAndStagedPathsMeetAtTheirBorder) {
     }
     std::mt19937 rng(rows + cols);
     for (size_t k = 0; k < n / 11; ++k) x[rng() % n] = specials[rng() % 5];
+    EXPECT_EQ(matrix_op<T>(torchlean_cuda_buffer_reduce_max_by_column, x, rows, cols),
+              words<T>(host_max(x, rows, cols, false)))
+        << rows << "x" << cols;
+  }
+  // Every row count the light kernel takes: its batches of 8 rows and the last rows in batches of
+  // 4, 2 and 1, each combination, over two blocks of columns.
+  for (uint32_t rows = 1; rows <= 32; ++rows) {
+    const uint32_t cols = 129;
+    std::vector<T> x = random_values<T>(uint64_t{rows} * cols, rows * 7 + 1);
+    EXPECT_EQ(sum_axis<T>(x, {rows, cols}, 0), words<T>(host_sum_axis(x, {rows, cols}, 0)))
+        << rows << "x" << cols;
+    std::mt19937 rng(rows);
+    for (size_t k = 0; k < x.size() / 11; ++k) x[rng() % x.size()] = specials[rng() % 5];
     EXPECT_EQ(matrix_op<T>(torchlean_cuda_buffer_reduce_max_by_column, x, rows, cols),
               words<T>(host_max(x, rows, cols, false)))
         << rows << "x" << cols;

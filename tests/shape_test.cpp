@@ -666,6 +666,20 @@ TEST_F(Shape, LargerGeometries) {
   check_vec_to_cols<double>(1000, 1000, 10);
 }
 
+// Row copies whose rows sit on 4 to 6 axes that do not merge (the row kernel divides each out of
+// the row index): outer axes permuted, with and without a broadcast axis among them, contiguous
+// runs of 64 and 96 words (chunks of 16 bytes) and of 5 words.
+TEST_F(Shape, RowCopiesOfFewAndManyAxes) {
+  uint64_t seed = 700;
+  check_broadcast<float>({2, 3, 5, 7, 64}, {7, 5, 3, 2, 64}, {4, 3, 2, 1, 5}, ++seed);
+  check_broadcast<float>({2, 3, 5, 7, 11, 64}, {11, 7, 5, 3, 2, 64}, {5, 4, 3, 2, 1, 6}, ++seed);
+  check_broadcast<float>({2, 3, 5, 7, 64}, {7, 4, 5, 3, 2, 64}, {4, 0, 3, 2, 1, 5}, ++seed);
+  check_broadcast<double>({2, 3, 5, 7, 11, 5}, {11, 7, 5, 3, 2, 5}, {5, 4, 3, 2, 1, 6}, ++seed);
+  check_broadcast<double>({3, 5, 7, 11, 5}, {11, 7, 5, 3, 5}, {4, 3, 2, 1, 5}, ++seed);
+  check_broadcast<float>({2, 3, 2, 3, 2, 3, 2, 48}, {3, 2, 3, 2, 3, 2, 2, 48},
+                         {2, 1, 4, 3, 6, 5, 7, 8}, ++seed);
+}
+
 // Both sides of the device engine's small-permutation border (at most 4096 elements: one gathered
 // word per element; beyond, the tiles) and of the slice's kernel copy (at most 1 MiB; beyond, the
 // copy engine), at aligned and misaligned starts.
