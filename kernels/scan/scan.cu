@@ -29,33 +29,36 @@
 // schedule.)
 //
 // Chunked schedule (fast mode, longer sequences). A single pass: a block takes a chunk of L = 8*K
-// time steps for a tile of 32 channels (warp w owns steps [w*K, (w+1)*K) of the chunk, lane =
+// time steps (K = scan_segment_steps: 16 in float32, 32 in the float32 constant forward, 8 in
+// float64) for a tile of 32 channels (warp w owns steps [w*K, (w+1)*K) of the chunk, lane =
 // channel) and keeps its operands in registers. Each thread composes its K maps, the block
-// composes the 8 segment maps in shared memory (the chunk's aggregate), and warp 0 publishes the
-// aggregate and resolves the chunk's carry-in by decoupled look-back over the previous chunks of
-// its tile (the aggregates after the nearest inclusive value are applied to it one by one, so
-// every inclusive value is the serial chain's and results repeat bit for bit). Chunk order is
-// the order of an atomic ticket, so every chunk a block waits for belongs to a block that is
-// already running. Then each thread applies the prefix of the segments before its own to the
+// composes the 8 segment maps in shared memory (the chunk's aggregate), warp 0 publishes the
+// aggregate, and the block resolves the chunk's carry-in by decoupled look-back over the previous
+// chunks of its tile, its 8 warps polling 16 predecessors in one round trip (the aggregates
+// after the nearest inclusive value are applied to it one by one, so every inclusive value is
+// the serial chain's and results repeat bit for bit). Chunk order is the order of an atomic
+// ticket, so every chunk a block waits for belongs to a block that is already running. Then
+// each thread applies the prefix of the segments before its own to the
 // carry and runs its K steps literally, writing the outputs from registers: every operand is read
 // once and every output written once. The backward is the same scan in reverse time for g
 // (coefficient A_{t+1}, 0 at t = T-1; bias dY_t; carry +0) and forms da, db, dX, dH0 in the same
 // pass; the constant variant's dA, dB sum each chunk's contribution in reverse time order inside
 // the block and a second kernel folds the per-chunk partial sums in 16 contiguous ranges of
 // chunks, then the range sums, each in reverse time order (a fixed order, so results repeat run
-// to run). Look-back flags, the ticket and the per-tile completion counts live in the
-// workspace and are cleared by one cudaMemsetAsync per call.
+// to run). The look-back values, the ticket and the marks live in the workspace and are cleared
+// by one cudaMemsetAsync per call.
 //
 // Preconditions of the fast schedules (SPEC-ops 13): the reassociated composition may turn an
 // overflow into inf*0 or inf-inf where the literal recurrence has inf, so a fast thread marks its
 // channel when a coefficient has |a| > 1 (or is NaN), a bias, h0, state, g or output is not
 // finite (the constant backward's fold marks non-finite sums). The marked channels are
 // recomputed on the literal recurrence (the exact kernels' arithmetic, fwd_channel_exact /
-// bwd_channel_exact) inside the same launch. Resident blocks hold their channels whole (above).
-// Chunked blocks mark a byte per channel of the workspace; every warp counts itself done per
-// tile after its writes, and the warp that completes its tile's count recomputes that tile's
-// marked channels (lane = channel); the constant backward's fold_chunks recomputes them after
-// its fold. No host synchronisation or further kernel.
+// bwd_channel_exact). Resident blocks hold their channels whole and recompute them inside the
+// same launch (above). Chunked blocks mark a byte per channel of the workspace, and a kernel of
+// one thread per channel queued behind them (refwd_marked, rebwd_marked; the constant
+// backward's fold_chunks after its fold) recomputes the marked ones: stream order puts every
+// fast write before it, so no block of the chunked kernel waits for its writes to complete. No
+// host synchronisation.
 #include <cuda_pipeline.h>
 #include <cuda_runtime.h>
 #include <cuda/atomic>
@@ -73,12 +76,12 @@ namespace {
 constexpr int kTileChannels = 32;  // channels of a fast-schedule tile (one warp width)
 constexpr int kSegments = static_cast<int>(kScanSegments);  // warps of a fast-schedule block
 constexpr int kFastThreads = kTileChannels * kSegments;
-// Forward blocks resident per SM (64 registers a thread; 48 for the float32 constant variant,
-// whose coefficient is one register): more blocks in different phases keep more loads in flight
-// while others wait in the look-back.
+// Forward blocks resident per SM (64 registers a thread; 80 for the float32 constant variant,
+// whose coefficient is one register and whose threads hold 32 steps): more blocks in different
+// phases keep more loads in flight while others wait in the look-back.
 template <class T, bool Var>
 constexpr int fast_forward_blocks_per_sm() {
-  return !Var && sizeof(T) == 4 ? 5 : 4;
+  return !Var && sizeof(T) == 4 ? 3 : 4;
 }
 constexpr int kExactThreads = 32;         // channels per block of the exact schedule (one warp)
 constexpr int kExactStages = 4;           // cp.async ring stages of the exact schedule
@@ -138,8 +141,8 @@ TLRT_DEVICE_INLINE T load(const T* p) {
 }
 
 // Time steps per thread in the fast schedule.
-constexpr int fast_steps_per_thread(size_t element_bytes) {
-  return static_cast<int>(scan_segment_steps(element_bytes));
+constexpr int fast_steps_per_thread(size_t element_bytes, bool constant_forward) {
+  return static_cast<int>(scan_segment_steps(element_bytes, constant_forward));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -147,9 +150,10 @@ constexpr int fast_steps_per_thread(size_t element_bytes) {
 
 struct FastPlan {
   uint64_t tiles = 0, chunks = 0, chunk_steps = 0;
-  size_t agg_a = 0, agg_b = 0, inclusive = 0, part_da = 0, part_db = 0, flags = 0, ticket = 0;
-  size_t done = 0;  // per tile: blocks of the tile that have finished
-  size_t redo = 0;  // one byte per channel: recompute it on the exact schedule
+  size_t part_da = 0, part_db = 0;  // the constant backward's per-chunk sums
+  // From `cleared` to the end, set to all-ones bytes before each launch: the look-back values,
+  // the ticket and one byte per channel (kRedoMarked: recompute it on the exact schedule).
+  size_t cleared = 0, agg_a = 0, agg_b = 0, inclusive = 0, ticket = 0, redo = 0;
   size_t bytes = 0;
 };
 
@@ -225,19 +229,13 @@ ResidentPlan resident_plan(uint64_t steps, uint64_t state, size_t element_bytes,
 FastPlan fast_plan(uint64_t steps, uint64_t state, size_t element_bytes, Variant variant) {
   FastPlan p;
   const bool constant_bwd = variant == Variant::bwd;
-  p.chunk_steps = static_cast<uint64_t>(kSegments) * fast_steps_per_thread(element_bytes);
+  p.chunk_steps = scan_chunk_steps(element_bytes, variant == Variant::fwd);
   p.tiles = (state + kTileChannels - 1) / kTileChannels;
   p.chunks = (steps + p.chunk_steps - 1) / p.chunk_steps;
   auto align = [](size_t b) { return (b + 255) / 256 * 256; };
   const size_t slots = static_cast<size_t>(p.tiles * p.chunks);
   const size_t values = slots * kTileChannels * element_bytes;
   size_t at = 0;
-  p.agg_a = at;
-  at = align(at + values);
-  p.agg_b = at;
-  at = align(at + values);
-  p.inclusive = at;
-  at = align(at + values);
   if (constant_bwd) {
     const size_t partial = static_cast<size_t>(p.chunks * state) * element_bytes;
     p.part_da = at;
@@ -245,24 +243,49 @@ FastPlan fast_plan(uint64_t steps, uint64_t state, size_t element_bytes, Variant
     p.part_db = at;
     at = align(at + partial);
   }
-  p.flags = at;
-  p.ticket = at + slots * sizeof(uint32_t);
-  p.done = p.ticket + sizeof(uint32_t);
-  p.redo = p.done + static_cast<size_t>(p.tiles) * sizeof(uint32_t);
+  p.cleared = at;
+  p.agg_a = at;
+  at = align(at + values);
+  p.agg_b = at;
+  at = align(at + values);
+  p.inclusive = at;
+  at = align(at + values);
+  p.ticket = at;
+  p.redo = at + sizeof(uint32_t);
   p.bytes = align(p.redo + static_cast<size_t>(state));
   return p;
 }
 
+// Look-back values are published as their bits and polled with relaxed loads. Every slot holds
+// the all-ones pattern (a NaN) until its value is published, and a published NaN is first
+// replaced by the canonical quiet NaN, so a value read says by itself whether it is there: one
+// round trip per poll, no flags and no fences. (A non-finite aggregate or inclusive value makes
+// the successor's carry-in non-finite, and with it the successor's first output, which marks the
+// channel: so a replaced NaN payload never reaches an output.)
+template <class T>
+struct LookBits;
+template <>
+struct LookBits<float> {
+  using U = uint32_t;
+  static constexpr U kNone = 0xffffffffu, kNaN = 0x7fc00000u;
+};
+template <>
+struct LookBits<double> {
+  using U = unsigned long long;
+  static constexpr U kNone = ~0ull, kNaN = 0x7ff8000000000000ull;
+};
+
+constexpr uint8_t kRedoMarked = 0;  // the cleared byte is 0xff
+
 template <class T>
 struct FastWork {
-  T* agg_a;
-  T* agg_b;
-  T* inclusive;
+  using U = typename LookBits<T>::U;
+  U* agg_a;
+  U* agg_b;
+  U* inclusive;
   T* part_da;
   T* part_db;
-  uint32_t* flags;
-  uint32_t* ticket;
-  uint32_t* done;
+  uint32_t* ticket;  // all-ones before the launch: the first block takes ticket 0
   uint8_t* redo;
   uint64_t tiles, chunks;
 };
@@ -270,15 +293,15 @@ struct FastWork {
 template <class T>
 FastWork<T> fast_work(const FastPlan& p, void* workspace) {
   char* base = static_cast<char*>(workspace);
+  using U = typename FastWork<T>::U;
   FastWork<T> w;
-  w.agg_a = reinterpret_cast<T*>(base + p.agg_a);
-  w.agg_b = reinterpret_cast<T*>(base + p.agg_b);
-  w.inclusive = reinterpret_cast<T*>(base + p.inclusive);
-  w.part_da = p.part_da != 0 ? reinterpret_cast<T*>(base + p.part_da) : nullptr;
-  w.part_db = p.part_db != 0 ? reinterpret_cast<T*>(base + p.part_db) : nullptr;
-  w.flags = reinterpret_cast<uint32_t*>(base + p.flags);
+  w.agg_a = reinterpret_cast<U*>(base + p.agg_a);
+  w.agg_b = reinterpret_cast<U*>(base + p.agg_b);
+  w.inclusive = reinterpret_cast<U*>(base + p.inclusive);
+  const bool sums = p.cleared != 0;  // the constant backward's sums come first
+  w.part_da = sums ? reinterpret_cast<T*>(base + p.part_da) : nullptr;
+  w.part_db = sums ? reinterpret_cast<T*>(base + p.part_db) : nullptr;
   w.ticket = reinterpret_cast<uint32_t*>(base + p.ticket);
-  w.done = reinterpret_cast<uint32_t*>(base + p.done);
   w.redo = reinterpret_cast<uint8_t*>(base + p.redo);
   w.tiles = p.tiles;
   w.chunks = p.chunks;
@@ -536,11 +559,6 @@ __device__ __noinline__ void bwd_channel_exact(ScanOperands<T> in, const T* out,
   grad.dh0[c] = mul_rn(g, Var ? load(in.a + c) : ac);
 }
 
-// Whether channel c was marked by any block of this launch (read after last_warp_of_tile).
-TLRT_DEVICE_INLINE bool marked(const uint8_t* redo, uint64_t c) {
-  return *reinterpret_cast<const volatile uint8_t*>(redo + c) != 0;
-}
-
 // ---------------------------------------------------------------------------------------------
 // Fast schedule.
 
@@ -560,122 +578,122 @@ TLRT_DEVICE_INLINE bool compose_segments(const T (*sa)[kTileChannels], const T (
   return true;
 }
 
-// Called by every thread of a fast block (chunk is uniform across the block). Warp 0 publishes
-// the chunk aggregate (ga, gb) of slot chunk*tiles + tile, resolves the carry-in by look-back and
-// publishes the inclusive value; ga, gb and first_carry (h_{-1}, used by chunk 0) matter in
-// warp 0 only, which alone gets the carry-in as the result.
+template <class T>
+TLRT_DEVICE_INLINE void publish(typename LookBits<T>::U* slot, T v) {
+  using B = LookBits<T>;
+  typename B::U bits;
+  if constexpr (sizeof(T) == 4) {
+    bits = __float_as_uint(v);
+  } else {
+    bits = static_cast<typename B::U>(__double_as_longlong(v));
+  }
+  if (isnan(v)) bits = B::kNaN;
+  cuda::atomic_ref<typename B::U, cuda::thread_scope_device>(*slot).store(
+      bits, cuda::memory_order_relaxed);
+}
+
+template <class T>
+TLRT_DEVICE_INLINE typename LookBits<T>::U peek(typename LookBits<T>::U* slot) {
+  return cuda::atomic_ref<typename LookBits<T>::U, cuda::thread_scope_device>(*slot).load(
+      cuda::memory_order_relaxed);
+}
+
+template <class T>
+TLRT_DEVICE_INLINE T from_bits(typename LookBits<T>::U bits) {
+  if constexpr (sizeof(T) == 4) {
+    return __uint_as_float(bits);
+  } else {
+    return __longlong_as_double(static_cast<long long>(bits));
+  }
+}
+
+constexpr int kLookBack = kSegments;  // predecessors polled per round, one per warp
+
+// Called by every thread of a fast block (chunk is uniform across the block) after the barrier
+// that follows the segment maps. Returns the chunk's carry-in for the thread's channel (chunk 0:
+// first_carry, h_{-1}). Warp 0 publishes the chunk aggregate (ga, gb) of slot chunk*tiles +
+// tile, which matters in warp 0 only, at once and the inclusive value once the carry is known.
+//
+// The look-back: warp w polls the predecessor at distance w + 1 of the chunk in its tile (the
+// inclusive value and the aggregate of each channel), so the 8 nearest come in one round trip,
+// into shared memory; then every thread finds for its channel the nearest predecessor with an
+// inclusive value such that all nearer ones have published their aggregates, and applies those
+// aggregates to it one by one in chunk order. A round in which some channel finds none is polled
+// again. Every inclusive value is thus step(ga_k, inclusive_{k-1}, gb_k), the serial chain's value,
+// wherever the walk stops: the carry-in, and all outputs, repeat bit for bit run to run. Chunk
+// order is the order of the blocks' tickets, so every chunk polled belongs to a block that is
+// running or done, and chunk 0 publishes its inclusive value at once: the polls terminate.
 template <class T>
 __device__ T resolve_carry(const FastWork<T>& w, uint64_t tile, uint64_t chunk, int seg, int lane,
                            T ga, T gb, T first_carry) {
-  // Aggregates of the predecessors between the nearest inclusive value and this chunk, gathered
-  // by all warps (one L2 round trip) before warp 0 applies them in order.
-  __shared__ T s_la[kTileChannels][kTileChannels];
-  __shared__ T s_lb[kTileChannels][kTileChannels];
-  __shared__ int s_stop;
-  const uint64_t slot = chunk * w.tiles + tile;
-  const size_t v = static_cast<size_t>(slot) * kTileChannels + lane;
-  T carry = first_carry;
-  if (chunk != 0) {
-    if (seg == 0) {
-      w.agg_a[v] = ga;
-      w.agg_b[v] = gb;
-      __threadfence();
-      __syncwarp();
-      if (lane == 0) {
-        cuda::atomic_ref<uint32_t, cuda::thread_scope_device> flag(w.flags[slot]);
-        flag.store(kFlagAggregate, cuda::memory_order_release);
-      }
-      // Look back over the (up to) 32 nearest predecessors, lane q reading the flag of chunk
-      // chunk-1-q, until none of them is empty and one holds an inclusive value (chunk 0
-      // publishes its inclusive value at once, so within the first 32 chunks only the
-      // predecessors' aggregates are waited for); then the aggregates after the nearest
-      // inclusive value are applied to it one by one in chunk order. Every inclusive value is
-      // thus step(ga_k, inclusive_{k-1}, gb_k), the serial chain's value, wherever the walk
-      // stops: the carry-in, and all outputs, repeat bit for bit run to run.
-      const uint64_t n = chunk < kTileChannels ? chunk : kTileChannels;
-      const bool mine = static_cast<uint64_t>(lane) < n;
-      const uint64_t pred = mine ? (chunk - 1 - lane) * w.tiles + tile : 0;
-      uint32_t f = mine ? kFlagEmpty : kFlagAggregate;
-      uint32_t inclusive = 0;
-      while (true) {
-        if (mine && f != kFlagInclusive) {
-          cuda::atomic_ref<uint32_t, cuda::thread_scope_device> flag(w.flags[pred]);
-          f = flag.load(cuda::memory_order_acquire);
-        }
-        const uint32_t empty = __ballot_sync(kFullMask, f == kFlagEmpty);
-        inclusive = __ballot_sync(kFullMask, mine && f == kFlagInclusive);
-        if (empty == 0 && inclusive != 0) break;
-        __nanosleep(32);
-      }
-      // Every thread of the block reads values whose flags lanes of this warp acquired: order
-      // those reads after the whole warp's flag loads (and, through the barrier below, after
-      // this fence).
-      __syncwarp();
-      __threadfence();
-      if (lane == 0) s_stop = __ffs(static_cast<int>(inclusive));  // distance 1 .. 32
-    }
-    __syncthreads();
-    const int stop = s_stop;  // uniform across the block
-    if (stop > 1) {
-      for (int d = 1 + seg; d < stop; d += kSegments) {
-        const size_t pv = static_cast<size_t>((chunk - d) * w.tiles + tile) * kTileChannels + lane;
-        s_la[d - 1][lane] = __ldcg(w.agg_a + pv);
-        s_lb[d - 1][lane] = __ldcg(w.agg_b + pv);
-      }
-      __syncthreads();
-    }
-    if (seg == 0) {
-      T h = __ldcg(w.inclusive +
-                   (static_cast<size_t>((chunk - stop) * w.tiles + tile) * kTileChannels + lane));
-      for (int d = stop - 1; d >= 1; --d) h = step(s_la[d - 1][lane], h, s_lb[d - 1][lane]);
-      carry = h;
-    }
+  using B = LookBits<T>;
+  using U = typename B::U;
+  __shared__ U s_h[kLookBack][kTileChannels];
+  __shared__ U s_la[kLookBack][kTileChannels];
+  __shared__ U s_lb[kLookBack][kTileChannels];
+  const size_t v = static_cast<size_t>(chunk * w.tiles + tile) * kTileChannels + lane;
+  if (chunk == 0) {
+    if (seg == 0) publish(w.inclusive + v, step(ga, first_carry, gb));
+    return first_carry;
   }
   if (seg == 0) {
-    w.inclusive[v] = step(ga, carry, gb);
-    __threadfence();
-    __syncwarp();
-    if (lane == 0) {
-      cuda::atomic_ref<uint32_t, cuda::thread_scope_device> flag(w.flags[slot]);
-      flag.store(kFlagInclusive, cuda::memory_order_release);
-    }
+    publish(w.agg_a + v, ga);
+    publish(w.agg_b + v, gb);
   }
+  const int n = chunk < kLookBack ? static_cast<int>(chunk) : kLookBack;
+  T carry = T(0);
+  while (true) {
+    if (seg < n) {  // warp seg polls the predecessor at distance seg + 1
+      const size_t pv =
+          static_cast<size_t>((chunk - 1 - seg) * w.tiles + tile) * kTileChannels + lane;
+      const U h = peek<T>(w.inclusive + pv);
+      const U a = peek<T>(w.agg_a + pv);
+      const U b = peek<T>(w.agg_b + pv);
+      s_h[seg][lane] = h;
+      s_la[seg][lane] = a;
+      s_lb[seg][lane] = b;
+    }
+    __syncthreads();
+    int stop = 0;
+    for (int d = 1; d <= n; ++d) {
+      if (s_h[d - 1][lane] != B::kNone) {
+        stop = d;
+        break;
+      }
+      if (s_la[d - 1][lane] == B::kNone || s_lb[d - 1][lane] == B::kNone) break;
+    }
+    if (stop != 0) {
+      carry = from_bits<T>(s_h[stop - 1][lane]);
+      for (int d = stop - 1; d >= 1; --d) {
+        carry = step(from_bits<T>(s_la[d - 1][lane]), carry, from_bits<T>(s_lb[d - 1][lane]));
+      }
+    }
+    // Every thread has read the round's polls before the next round overwrites them.
+    if (__syncthreads_and(stop != 0)) break;
+    __nanosleep(32);
+  }
+  if (seg == 0) publish(w.inclusive + v, step(ga, carry, gb));
   return carry;
 }
 
-// Called by every thread of a fast block once its outputs and marks are written: true in the warp
-// that finishes its tile last (every warp of every chunk of the tile counts itself done after its
-// own writes), which can then read every mark of the tile and recompute the marked channels on
-// the literal recurrence (lane = channel), so that no second kernel is queued for them. Warps
-// rather than blocks count, so no block barrier is added to the fast kernels.
+// The block's ticket (called by every thread): blocks take chunk slots in the order they start.
 template <class T>
-TLRT_DEVICE_INLINE bool last_warp_of_tile(const FastWork<T>& w, uint64_t tile) {
-  __threadfence();
-  __syncwarp();
-  uint32_t last = 0;
-  if (threadIdx.x % kTileChannels == 0) {
-    cuda::atomic_ref<uint32_t, cuda::thread_scope_device> done(w.done[tile]);
-    last = done.fetch_add(1u, cuda::memory_order_acq_rel) + 1 == w.chunks * kSegments;
+TLRT_DEVICE_INLINE uint64_t take_ticket(const FastWork<T>& w) {
+  __shared__ uint32_t s_ticket;
+  if (threadIdx.x == 0) {
+    cuda::atomic_ref<uint32_t, cuda::thread_scope_device> ticket(*w.ticket);
+    s_ticket = ticket.fetch_add(1u, cuda::memory_order_relaxed) + 1u;  // cleared to all-ones
   }
-  last = __shfl_sync(kFullMask, last, 0);
-  if (last == 0) return false;
-  __threadfence();
-  return true;
+  __syncthreads();
+  return s_ticket;
 }
 
 template <class T, bool Var, int K>
 __global__ void __launch_bounds__(kFastThreads, fast_forward_blocks_per_sm<T, Var>())
     scan_fwd_fast(ScanOperands<T> in, T* __restrict__ out, FastWork<T> w) {
-  __shared__ uint32_t s_ticket;
   __shared__ T s_a[kSegments][kTileChannels];
   __shared__ T s_b[kSegments][kTileChannels];
-  __shared__ T s_carry[kTileChannels];
-  if (threadIdx.x == 0) {
-    cuda::atomic_ref<uint32_t, cuda::thread_scope_device> ticket(*w.ticket);
-    s_ticket = ticket.fetch_add(1u, cuda::memory_order_relaxed);
-  }
-  __syncthreads();
-  const uint64_t ticket = s_ticket;
+  const uint64_t ticket = take_ticket(w);
   const uint64_t tile = ticket % w.tiles, chunk = ticket / w.tiles;
   const int lane = threadIdx.x % kTileChannels, seg = threadIdx.x / kTileChannels;
   const uint64_t S = in.state;
@@ -714,24 +732,17 @@ __global__ void __launch_bounds__(kFastThreads, fast_forward_blocks_per_sm<T, Va
     }
   };
   // Any step outside the preconditions or any non-finite state sends the channel to the exact
-  // schedule (the tile's last warp, below).
+  // schedule (refwd_marked, queued behind this kernel).
   T ca, cb;
   bool redo = compose_steps<T, K>(av, bv, ca, cb, false);
   s_a[seg][lane] = ca;
   s_b[seg][lane] = cb;
   __syncthreads();
-  {
-    T ga = T(1), gb = T(0), first = T(0);
-    if (seg == 0) {
-      compose_segments<T>(s_a, s_b, kSegments, lane, ga, gb);
-      first = live && chunk == 0 ? load(in.h0 + c) : T(0);
-      redo = redo || !isfinite(first);
-    }
-    const T carry = resolve_carry(w, tile, chunk, seg, lane, ga, gb, first);
-    if (seg == 0) s_carry[lane] = carry;
-  }
-  __syncthreads();
-  T h = s_carry[lane];
+  const T first = live && chunk == 0 ? load(in.h0 + c) : T(0);
+  redo = redo || !isfinite(first);
+  T ga = T(1), gb = T(0);
+  if (seg == 0) compose_segments<T>(s_a, s_b, kSegments, lane, ga, gb);
+  T h = resolve_carry(w, tile, chunk, seg, lane, ga, gb, first);
   T pa, pb;
   if (compose_segments<T>(s_a, s_b, seg, lane, pa, pb)) h = step(pa, h, pb);
   if (live) {
@@ -744,12 +755,7 @@ __global__ void __launch_bounds__(kFastThreads, fast_forward_blocks_per_sm<T, Va
         redo = redo || !isfinite(h);
       }
     }
-    if (redo) w.redo[c] = 1;
-  }
-  // The channels marked anywhere in the tile, on the literal recurrence (the warp that finishes
-  // the tile last).
-  if (last_warp_of_tile(w, tile) && live && marked(w.redo, c)) {
-    fwd_channel_exact<T, Var>(in, out, c);
+    if (redo) w.redo[c] = kRedoMarked;
   }
 }
 
@@ -759,16 +765,9 @@ template <class T, bool Var, int K>
 __global__ void __launch_bounds__(kFastThreads)
     scan_bwd_fast(ScanOperands<T> in, const T* __restrict__ out, const T* __restrict__ dy,
                   ScanGradients<T> grad, FastWork<T> w) {
-  __shared__ uint32_t s_ticket;
   __shared__ T s_a[kSegments][kTileChannels];
   __shared__ T s_b[kSegments][kTileChannels];
-  __shared__ T s_carry[kTileChannels];
-  if (threadIdx.x == 0) {
-    cuda::atomic_ref<uint32_t, cuda::thread_scope_device> ticket(*w.ticket);
-    s_ticket = ticket.fetch_add(1u, cuda::memory_order_relaxed);
-  }
-  __syncthreads();
-  const uint64_t ticket = s_ticket;
+  const uint64_t ticket = take_ticket(w);
   const uint64_t tile = ticket % w.tiles, chunk = ticket / w.tiles;
   const int lane = threadIdx.x % kTileChannels, seg = threadIdx.x / kTileChannels;
   const uint64_t S = in.state, steps = in.steps;
@@ -817,20 +816,16 @@ __global__ void __launch_bounds__(kFastThreads)
     }
   };
   // Any step outside the preconditions or any non-finite g or output sends the channel to the
-  // exact schedule (the tile's last warp or, in the constant variant, fold_chunks).
+  // exact schedule (rebwd_marked or, in the constant variant, fold_chunks, both queued behind
+  // this kernel).
   T ca, cb;
   bool redo = compose_steps<T, K>(an, dv, ca, cb, false);
   s_a[seg][lane] = ca;
   s_b[seg][lane] = cb;
   __syncthreads();
-  {
-    T ga = T(1), gb = T(0);
-    if (seg == 0) compose_segments<T>(s_a, s_b, kSegments, lane, ga, gb);
-    const T carry = resolve_carry(w, tile, chunk, seg, lane, ga, gb, T(0));
-    if (seg == 0) s_carry[lane] = carry;
-  }
-  __syncthreads();
-  T g = s_carry[lane];
+  T ga = T(1), gb = T(0);
+  if (seg == 0) compose_segments<T>(s_a, s_b, kSegments, lane, ga, gb);
+  T g = resolve_carry(w, tile, chunk, seg, lane, ga, gb, T(0));
   T pa, pb;
   if (compose_segments<T>(s_a, s_b, seg, lane, pa, pb)) g = step(pa, g, pb);
   T sum_a = T(0), sum_b = T(0);
@@ -861,14 +856,8 @@ __global__ void __launch_bounds__(kFastThreads)
       }
     }
   }
-  if (live && redo) w.redo[c] = 1;
-  if (Var) {
-    // The variable variant's marked channels, as in the forward; the constant variant's are
-    // recomputed by fold_chunks, after their dA, dB are folded.
-    if (last_warp_of_tile(w, tile) && live && marked(w.redo, c)) {
-      bwd_channel_exact<T, true>(in, out, dy, grad, c);
-    }
-  } else {
+  if (live && redo) w.redo[c] = kRedoMarked;
+  if (!Var) {
     // The chunk's partial sums, segments in reverse time order.
     __syncthreads();  // every thread has read s_a / s_b
     s_a[seg][lane] = sum_a;
@@ -884,6 +873,24 @@ __global__ void __launch_bounds__(kFastThreads)
       w.part_db[chunk * S + c] = pb_sum;
     }
   }
+}
+
+// The channels a chunked launch marked, on the literal recurrence, one thread per channel on the
+// exact grid. Queued behind the chunked kernel, so every fast write is done before a marked
+// channel is written again; an unmarked channel costs one byte read.
+template <class T, bool Var>
+__global__ void __launch_bounds__(kExactThreads)
+    refwd_marked(ScanOperands<T> in, T* __restrict__ out, const uint8_t* __restrict__ redo) {
+  const uint64_t c = static_cast<uint64_t>(blockIdx.x) * kExactThreads + threadIdx.x;
+  if (c < in.state && redo[c] == kRedoMarked) fwd_channel_exact<T, Var>(in, out, c);
+}
+
+template <class T>
+__global__ void __launch_bounds__(kExactThreads)
+    rebwd_marked(ScanOperands<T> in, const T* __restrict__ out, const T* __restrict__ dy,
+                 ScanGradients<T> grad, const uint8_t* __restrict__ redo) {
+  const uint64_t c = static_cast<uint64_t>(blockIdx.x) * kExactThreads + threadIdx.x;
+  if (c < in.state && redo[c] == kRedoMarked) bwd_channel_exact<T, true>(in, out, dy, grad, c);
 }
 
 // dA[c], dB[c] of the constant variant from the per-chunk partial sums (chunk 0 holds the last
@@ -940,7 +947,7 @@ __global__ void __launch_bounds__(kTileChannels* kFoldGroups)
     fa = add_rn(fa, s_sa[g][lane]);
     fb = add_rn(fb, s_sb[g][lane]);
   }
-  if (isfinite(fa) && isfinite(fb) && redo[c] == 0) {
+  if (isfinite(fa) && isfinite(fb) && redo[c] != kRedoMarked) {
     grad.da[c] = fa;
     grad.db[c] = fb;
   } else {
@@ -1088,9 +1095,10 @@ dim3 fast_grid(const FastPlan& p, const char* op) {
   return dim3(static_cast<unsigned>(blocks));
 }
 
-void clear_flags(const FastPlan& p, void* workspace, CUstream_st* stream, const char* op) {
-  check_cuda(cudaMemsetAsync(static_cast<char*>(workspace) + p.flags, 0, p.bytes - p.flags, stream),
-             op, "cudaMemsetAsync(scan look-back flags)");
+void clear_look_back(const FastPlan& p, void* workspace, CUstream_st* stream, const char* op) {
+  check_cuda(
+      cudaMemsetAsync(static_cast<char*>(workspace) + p.cleared, 0xff, p.bytes - p.cleared, stream),
+      op, "cudaMemsetAsync(scan look-back values)");
 }
 
 }  // namespace
@@ -1136,16 +1144,22 @@ void selective_scan_fwd_cuda(const ScanOperands<T>& in, T* out, bool exact, void
     return;
   }
   const FastPlan p = fast_plan(in.steps, in.state, sizeof(T), v);
-  clear_flags(p, workspace, stream, op);
+  clear_look_back(p, workspace, stream, op);
   const FastWork<T> w = fast_work<T>(p, workspace);
-  constexpr int K = fast_steps_per_thread(sizeof(T));
   const dim3 grid = fast_grid(p, op);
+  const dim3 exact_blocks = exact_grid(in.state, op);
   if (in.variable) {
+    constexpr int K = fast_steps_per_thread(sizeof(T), false);
     scan_fwd_fast<T, true, K><<<grid, kFastThreads, 0, stream>>>(in, out, w);
+    check_launch(op);
+    refwd_marked<T, true><<<exact_blocks, kExactThreads, 0, stream>>>(in, out, w.redo);
   } else {
+    constexpr int K = fast_steps_per_thread(sizeof(T), true);
     scan_fwd_fast<T, false, K><<<grid, kFastThreads, 0, stream>>>(in, out, w);
+    check_launch(op);
+    refwd_marked<T, false><<<exact_blocks, kExactThreads, 0, stream>>>(in, out, w.redo);
   }
-  check_launch(op);  // its tiles' last warps recompute the marked channels
+  check_launch(op);
 }
 
 template <class T>
@@ -1167,12 +1181,14 @@ void selective_scan_bwd_cuda(const ScanOperands<T>& in, const T* out, const T* d
     return;
   }
   const FastPlan p = fast_plan(in.steps, in.state, sizeof(T), v);
-  clear_flags(p, workspace, stream, op);
+  clear_look_back(p, workspace, stream, op);
   const FastWork<T> w = fast_work<T>(p, workspace);
-  constexpr int K = fast_steps_per_thread(sizeof(T));
+  constexpr int K = fast_steps_per_thread(sizeof(T), false);
   const dim3 grid = fast_grid(p, op);
   if (in.variable) {
     scan_bwd_fast<T, true, K><<<grid, kFastThreads, 0, stream>>>(in, out, dy, grad, w);
+    check_launch(op);
+    rebwd_marked<T><<<exact_blocks, kExactThreads, 0, stream>>>(in, out, dy, grad, w.redo);
     check_launch(op);
   } else {
     scan_bwd_fast<T, false, K><<<grid, kFastThreads, 0, stream>>>(in, out, dy, grad, w);

@@ -26,14 +26,15 @@ namespace tlrt::kernels {
 
 // Fast-schedule geometry, shared with the error bound (kernels/scan/scan_bound.h): each thread
 // runs K consecutive steps, a chunk is kScanSegments * K steps; sequences of at most
-// kScanExactMaxSteps steps take the exact schedule in either mode.
+// kScanExactMaxSteps steps take the exact schedule in either mode. K is 16 in float32 (32 for the
+// constant forward, whose single operand array leaves the registers for it) and 8 in float64.
 constexpr uint64_t kScanSegments = 8;
 constexpr uint64_t kScanExactMaxSteps = 32;
-constexpr uint64_t scan_segment_steps(size_t element_bytes) {
-  return element_bytes == 4 ? 16 : 8;
+constexpr uint64_t scan_segment_steps(size_t element_bytes, bool constant_forward) {
+  return element_bytes == 4 ? (constant_forward ? 32 : 16) : 8;
 }
-constexpr uint64_t scan_chunk_steps(size_t element_bytes) {
-  return kScanSegments * scan_segment_steps(element_bytes);
+constexpr uint64_t scan_chunk_steps(size_t element_bytes, bool constant_forward) {
+  return kScanSegments * scan_segment_steps(element_bytes, constant_forward);
 }
 
 // Resident-schedule geometry (the constant forward's fast schedule where the sequence fits): a
