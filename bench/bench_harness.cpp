@@ -5,9 +5,11 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <ctime>
 
 namespace bench {
@@ -282,11 +284,34 @@ void Harness::print() const {
   if (!aten_.empty()) std::printf("\n%s\n", aten_.c_str());
 }
 
-void Harness::write(const std::string& out_dir, const std::string& device_name) const {
+namespace {
+
+// Closes a file the writer filled; false, with the path and the reason on stderr, when it could
+// not be opened (f == nullptr) or a write or the close failed.
+bool finish_file(FILE* f, const std::string& path) {
+  const int open_errno = errno;
+  bool ok = f != nullptr;
+  if (f != nullptr) {
+    ok = std::ferror(f) == 0;
+    ok = std::fclose(f) == 0 && ok;
+  }
+  if (!ok) {
+    std::fprintf(stderr, "tlrt-bench: cannot write %s: %s\n", path.c_str(),
+                 std::strerror(f == nullptr ? open_errno : errno));
+  }
+  return ok;
+}
+
+}  // namespace
+
+bool Harness::write(const std::string& out_dir, const std::string& device_name) const {
   char date[32];
   const std::time_t now = std::time(nullptr);
   std::strftime(date, sizeof(date), "%Y-%m-%d", std::gmtime(&now));
-  if (FILE* f = std::fopen((out_dir + "/bench.md").c_str(), "w")) {
+  const std::string md_path = out_dir + "/bench.md", json_path = out_dir + "/bench.json";
+  bool ok = true;
+  FILE* f = std::fopen(md_path.c_str(), "w");
+  if (f != nullptr) {
     std::fprintf(f, "tlrt-bench on %s, %s; copy %.1f GB/s", device_name.c_str(), date, copy_gbps_);
     if (!aten_.empty()) std::fprintf(f, "; %s", aten_.c_str());
     std::fprintf(f, "\n\n");
@@ -327,9 +352,10 @@ void Harness::write(const std::string& out_dir, const std::string& device_name) 
         std::fprintf(f, "\n");
       }
     }
-    std::fclose(f);
   }
-  if (FILE* f = std::fopen((out_dir + "/bench.json").c_str(), "w")) {
+  ok = finish_file(f, md_path) && ok;
+  f = std::fopen(json_path.c_str(), "w");
+  if (f != nullptr) {
     std::string only = "[";
     for (size_t i = 0; i < only_.size(); ++i) only += (i ? "," : "") + json_string(only_[i]);
     only += "]";
@@ -380,8 +406,8 @@ void Harness::write(const std::string& out_dir, const std::string& device_name) 
                    static_cast<long long>(p.live), static_cast<unsigned long long>(p.live_after));
     }
     std::fprintf(f, "]}\n");
-    std::fclose(f);
   }
+  return finish_file(f, json_path) && ok;
 }
 
 }  // namespace bench

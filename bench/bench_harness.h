@@ -124,7 +124,9 @@ class Harness {
     sweep_option_ = sweep;
   }
   double copy_gbps() const { return copy_gbps_; }
-  void write(const std::string& out_dir, const std::string& device_name) const;
+  // Writes out_dir/bench.md and out_dir/bench.json; false (with a message on stderr) when either
+  // cannot be written.
+  bool write(const std::string& out_dir, const std::string& device_name) const;
   void print() const;
 
  private:

@@ -19,6 +19,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <filesystem>
 #include <set>
 #include <string>
 #include <vector>
@@ -315,6 +316,16 @@ int main(int argc, char** argv) {
     }
     return 0;
   }
+  {
+    // Made before the first group runs, so an unwritable DIR fails at once, not after the run.
+    std::error_code ec;
+    std::filesystem::create_directories(out, ec);
+    if (ec || !std::filesystem::is_directory(out)) {
+      std::fprintf(stderr, "tlrt-bench: --out %s: cannot make the directory%s%s\n", out.c_str(),
+                   ec ? ": " : "", ec ? ec.message().c_str() : "");
+      return 2;
+    }
+  }
   if (bench::aten::linked()) {
     std::string missing;
     for (const BenchGroup& g : groups) {
@@ -371,7 +382,6 @@ int main(int argc, char** argv) {
     h.add_plan_cache_activity(plan_cache_activity(g.name, before, tlrt::plan_cache_counters()));
   }
   h.print();
-  h.write(out, props.name);
-  return 0;
+  return h.write(out, props.name) ? 0 : 1;
 #endif
 }
