@@ -852,25 +852,36 @@ TEST_F(Shape, RepeatedCallsGiveTheSameWords) {
 }
 
 // The device engine's plan (kernels/shape/copy_plan.h), run on the host: the collapsed geometry
-// walks the same input offsets as the uncollapsed one, and the 32-bit division is exact.
+// walks the same input offsets as the uncollapsed one, also for plans longer than the axes a plan
+// holds in place (PlanAxes::kInline), and the 32-bit division is exact.
 TEST_F(Shape, CopyPlanKeepsTheOffsets) {
   std::mt19937_64 rng(5);
-  for (int k = 0; k < 2000; ++k) {
-    const size_t rank = rng() % 7;
+  size_t longest = 0;
+  for (int k = -1; k < 2000; ++k) {
+    const size_t rank = k < 0 ? 11 : rng() % 14;
     Nats dims(rank), strides(rank);
-    for (size_t j = 0; j < rank; ++j) {
-      dims[j] = 1 + rng() % 4;
-      strides[j] = rng() % 3 == 0 ? 0 : rng() % 40;
-    }
-    // Make some axes contiguous with their inner neighbour.
-    for (size_t j = rank; j-- > 1;) {
-      if (rng() % 2 == 0) strides[j - 1] = strides[j] * dims[j];
+    if (k < 0) {  // 11 axes of which none merges: strides 3^10 .. 1, extents 2
+      for (size_t j = rank; j-- > 0;) {
+        dims[j] = 2;
+        strides[j] = j + 1 == rank ? 1 : 3 * strides[j + 1];
+      }
+    } else {
+      for (size_t j = 0; j < rank; ++j) {
+        dims[j] = 1 + rng() % (rank > 6 ? 2 : 4);  // at most 2^13 elements
+        strides[j] = rng() % 3 == 0 ? 0 : rng() % 40;
+      }
+      // Make some axes contiguous with their inner neighbour.
+      for (size_t j = rank; j-- > 1;) {
+        if (rng() % 2 == 0) strides[j - 1] = strides[j] * dims[j];
+      }
     }
     const tlrt::kernels::CopyPlan plan =
         tlrt::kernels::plan_copy(dims.data(), strides.data(), rank);
     ASSERT_EQ(plan.size, product(dims));
     for (uint64_t d : plan.dims) EXPECT_GE(d, 2u);
-    auto offsets = [](const Nats& ds, const Nats& ss, uint64_t size) {
+    ASSERT_EQ(plan.strides.size(), plan.dims.size());
+    longest = std::max(longest, plan.dims.size());
+    auto offsets = [](const auto& ds, const auto& ss, uint64_t size) {
       std::vector<uint64_t> r(size);
       for (uint64_t e = 0; e < size; ++e) {
         uint64_t rest = e, off = 0;
@@ -885,6 +896,7 @@ TEST_F(Shape, CopyPlanKeepsTheOffsets) {
     EXPECT_EQ(offsets(plan.dims, plan.strides, plan.size), offsets(dims, strides, plan.size))
         << "dims = " << text(dims) << ", strides = " << text(strides);
   }
+  EXPECT_GT(longest, tlrt::kernels::PlanAxes::kInline) << "no plan went past the inline axes";
   std::mt19937_64 r2(6);
   const uint32_t limit = 0x7FFFFFFFu;
   for (uint32_t d : {1u, 2u, 3u, 7u, 64u, 1000u, 65537u, 1u << 30, limit - 1, limit}) {

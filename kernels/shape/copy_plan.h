@@ -18,10 +18,42 @@
 
 namespace tlrt::kernels {
 
+// The axes of a plan: the first kInline in the object itself, so that planning the copies of the
+// ranks calls have in practice allocates nothing (it runs on the host for every strided copy);
+// longer plans continue on the heap.
+class PlanAxes {
+ public:
+  static constexpr size_t kInline = 8;
+
+  size_t size() const { return n_; }
+  bool empty() const { return n_ == 0; }
+  const uint64_t* data() const { return n_ <= kInline ? inline_ : heap_.data(); }
+  uint64_t* data() { return n_ <= kInline ? inline_ : heap_.data(); }
+  const uint64_t* begin() const { return data(); }
+  const uint64_t* end() const { return data() + n_; }
+  uint64_t operator[](size_t i) const { return data()[i]; }
+  uint64_t& operator[](size_t i) { return data()[i]; }
+  uint64_t& back() { return data()[n_ - 1]; }
+  void push_back(uint64_t v) {
+    if (n_ < kInline) {
+      inline_[n_] = v;
+    } else {
+      if (n_ == kInline) heap_.assign(inline_, inline_ + kInline);
+      heap_.push_back(v);
+    }
+    ++n_;
+  }
+
+ private:
+  uint64_t inline_[kInline] = {};
+  std::vector<uint64_t> heap_;  // all the axes once there are more than kInline
+  size_t n_ = 0;
+};
+
 struct CopyPlan {
-  std::vector<uint64_t> dims;     // collapsed output extents, each >= 2 (empty: one element)
-  std::vector<uint64_t> strides;  // the input stride each collapsed axis walks
-  uint64_t size = 0;              // output elements (0: nothing to copy)
+  PlanAxes dims;      // collapsed output extents, each >= 2 (empty: one element)
+  PlanAxes strides;   // the input stride each collapsed axis walks
+  uint64_t size = 0;  // output elements (0: nothing to copy)
 };
 
 inline CopyPlan plan_copy(const uint64_t* dims, const uint64_t* strides, size_t rank) {
