@@ -91,8 +91,6 @@ constexpr uint64_t kExactMaxSteps =
 
 constexpr unsigned kFullMask = 0xffffffffu;
 
-enum : uint32_t { kFlagEmpty = 0, kFlagAggregate = 1, kFlagInclusive = 2 };
-
 TLRT_DEVICE_INLINE float mul_rn(float a, float b) {
   return __fmul_rn(a, b);
 }
