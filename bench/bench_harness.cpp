@@ -1,15 +1,14 @@
 #include "bench_harness.h"
 
+#include "common/report_file.h"
 #include "tlrt_version.h"
 
 #include <cuda_runtime.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <ctime>
 
 namespace bench {
@@ -284,26 +283,6 @@ void Harness::print() const {
   if (!aten_.empty()) std::printf("\n%s\n", aten_.c_str());
 }
 
-namespace {
-
-// Closes a file the writer filled; false, with the path and the reason on stderr, when it could
-// not be opened (f == nullptr) or a write or the close failed.
-bool finish_file(FILE* f, const std::string& path) {
-  const int open_errno = errno;
-  bool ok = f != nullptr;
-  if (f != nullptr) {
-    ok = std::ferror(f) == 0;
-    ok = std::fclose(f) == 0 && ok;
-  }
-  if (!ok) {
-    std::fprintf(stderr, "tlrt-bench: cannot write %s: %s\n", path.c_str(),
-                 std::strerror(f == nullptr ? open_errno : errno));
-  }
-  return ok;
-}
-
-}  // namespace
-
 bool Harness::write(const std::string& out_dir, const std::string& device_name) const {
   char date[32];
   const std::time_t now = std::time(nullptr);
@@ -353,7 +332,7 @@ bool Harness::write(const std::string& out_dir, const std::string& device_name) 
       }
     }
   }
-  ok = finish_file(f, md_path) && ok;
+  ok = tlrt::close_report(f, md_path, "tlrt-bench") && ok;
   f = std::fopen(json_path.c_str(), "w");
   if (f != nullptr) {
     std::string only = "[";
@@ -407,7 +386,7 @@ bool Harness::write(const std::string& out_dir, const std::string& device_name) 
     }
     std::fprintf(f, "]}\n");
   }
-  return finish_file(f, json_path) && ok;
+  return tlrt::close_report(f, json_path, "tlrt-bench") && ok;
 }
 
 }  // namespace bench

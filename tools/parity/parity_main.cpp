@@ -29,6 +29,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/report_file.h"
 #include "runtime/context.h"
 #include "tools/parity/parity_case.h"
 
@@ -122,10 +123,17 @@ std::string markdown_cell(const std::string& s) {
   return out;
 }
 
-void write_markdown(const std::string& path, const std::string& header, const std::deque<Row>& rows,
+// Whether `path` can be written (opened for appending, so an existing file keeps its contents
+// until the run ends); the reason on stderr when not.
+bool output_writable(const std::string& path) {
+  FILE* f = std::fopen(path.c_str(), "a");
+  return tlrt::close_report(f, path, "tlrt-parity");
+}
+
+bool write_markdown(const std::string& path, const std::string& header, const std::deque<Row>& rows,
                     const std::vector<ScalarLine>& scalars) {
   FILE* f = std::fopen(path.c_str(), "w");
-  if (f == nullptr) return;
+  if (f == nullptr) return tlrt::close_report(f, path, "tlrt-parity");
   std::fprintf(f,
                "%s\n\n| op | dtype | against | elements | mismatching bits | max ULP | "
                "max rel. error | bound | result |\n"
@@ -144,15 +152,15 @@ void write_markdown(const std::string& path, const std::string& header, const st
     for (const auto& set : l.sets) std::fprintf(f, " %s", scalar_text(set).c_str());
     std::fprintf(f, "\n");
   }
-  std::fclose(f);
+  return tlrt::close_report(f, path, "tlrt-parity");
 }
 
-void write_json(const std::string& path, const Options& opt, const Cli& cli,
+bool write_json(const std::string& path, const Options& opt, const Cli& cli,
                 const std::deque<Row>& rows, const std::vector<ScalarLine>& scalars,
                 const std::string& subject, const std::string& oracle,
                 const std::map<std::string, std::string>& family_of) {
   FILE* f = std::fopen(path.c_str(), "w");
-  if (f == nullptr) return;
+  if (f == nullptr) return tlrt::close_report(f, path, "tlrt-parity");
   std::fprintf(f,
                "{\"tool\":\"tlrt-parity\",\"schema_version\":%d,\"tlrt_version\":\"%s\","
                "\"subject\":\"%s\",\"oracle\":\"%s\",\"n\":%" PRIu64 ",\"seed\":%" PRIu64
@@ -194,7 +202,7 @@ void write_json(const std::string& path, const Options& opt, const Cli& cli,
   bool ok = true;
   for (const Row& r : rows) ok = ok && r.pass();
   std::fprintf(f, "],\"row_count\":%zu,\"pass\":%s}\n", rows.size(), ok ? "true" : "false");
-  std::fclose(f);
+  return tlrt::close_report(f, path, "tlrt-parity");
 }
 
 const char kUsage[] =
@@ -349,6 +357,10 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "tlrt-parity: the selection (--only, --dtype) leaves no case\n");
     return 2;
   }
+  // An output that cannot be written fails before the run, not after it.
+  for (const std::string* path : {&opt.md_path, &opt.json_path}) {
+    if (!path->empty() && !output_writable(*path)) return 2;
+  }
 
   const bool gpu = tlrt::built_with_cuda() && tlrt::default_backend() == Backend::cuda &&
                    tlrt::cuda_device_count() > 0;
@@ -425,10 +437,15 @@ int main(int argc, char** argv) {
     }
   }
   std::printf("\n%zu rows, %s\n", table.rows().size(), ok ? "all within bounds" : "FAILURES");
-  if (!opt.md_path.empty()) write_markdown(opt.md_path, header, table.rows(), scalars);
-  if (!opt.json_path.empty()) {
-    write_json(opt.json_path, opt, cli, table.rows(), scalars, tlrt::backend_name(subject), oracles,
-               family_of);
+  bool written = true;
+  if (!opt.md_path.empty()) {
+    written = write_markdown(opt.md_path, header, table.rows(), scalars) && written;
   }
+  if (!opt.json_path.empty()) {
+    written = write_json(opt.json_path, opt, cli, table.rows(), scalars,
+                         tlrt::backend_name(subject), oracles, family_of) &&
+              written;
+  }
+  if (!written) return 1;
   return ok ? 0 : 1;
 }
