@@ -31,22 +31,21 @@
 // Chunked schedule (fast mode, longer sequences). A single pass: a block takes a chunk of L = 8*K
 // time steps (K = scan_segment_steps: 16 in float32, 32 in the float32 constant forward, 8 in
 // float64) for a tile of 32 channels (warp w owns steps [w*K, (w+1)*K) of the chunk, lane =
-// channel) and keeps its operands in registers. Each thread composes its K maps, the block
-// composes the 8 segment maps in shared memory (the chunk's aggregate), warp 0 publishes the
-// aggregate, and the block resolves the chunk's carry-in by decoupled look-back over the previous
-// chunks of its tile, its 8 warps polling 16 predecessors in one round trip (the aggregates
-// after the nearest inclusive value are applied to it one by one, so every inclusive value is
-// the serial chain's and results repeat bit for bit). Chunk order is the order of an atomic
-// ticket, so every chunk a block waits for belongs to a block that is already running. Then
-// each thread applies the prefix of the segments before its own to the
-// carry and runs its K steps literally, writing the outputs from registers: every operand is read
-// once and every output written once. The backward is the same scan in reverse time for g
-// (coefficient A_{t+1}, 0 at t = T-1; bias dY_t; carry +0) and forms da, db, dX, dH0 in the same
-// pass; the constant variant's dA, dB sum each chunk's contribution in reverse time order inside
-// the block and a second kernel folds the per-chunk partial sums in 16 contiguous ranges of
-// chunks, then the range sums, each in reverse time order (a fixed order, so results repeat run
-// to run). The look-back values, the ticket and the marks live in the workspace and are cleared
-// by one cudaMemsetAsync per call.
+// channel) and keeps its operands in registers. Each thread composes its K maps, the block composes
+// the 8 segment maps in shared memory (the chunk's aggregate), warp 0 publishes the aggregate, and
+// the block resolves the chunk's carry-in by decoupled look-back over the previous chunks of its
+// tile, its 8 warps polling the 8 nearest predecessors in one round trip (the aggregates after the
+// nearest inclusive value are applied to it one by one, so every inclusive value is the serial
+// chain's and results repeat bit for bit). Chunk order is the order of an atomic ticket, so every
+// chunk a block waits for belongs to a block that is already running. Then each thread applies the
+// prefix of the segments before its own to the carry and runs its K steps literally, writing the
+// outputs from registers: every operand is read once and every output written once. The backward is
+// the same scan in reverse time for g (coefficient A_{t+1}, 0 at t = T-1; bias dY_t; carry +0) and
+// forms da, db, dX, dH0 in the same pass; the constant variant's dA, dB sum each chunk's
+// contribution in reverse time order inside the block and a second kernel folds the per-chunk
+// partial sums in 16 contiguous ranges of chunks, then the range sums, each in reverse time order
+// (a fixed order, so results repeat run to run). The look-back values, the ticket and the marks
+// live in the workspace and are cleared by one cudaMemsetAsync per call.
 //
 // Preconditions of the fast schedules (SPEC-ops 13): the reassociated composition may turn an
 // overflow into inf*0 or inf-inf where the literal recurrence has inf, so a fast thread marks its
