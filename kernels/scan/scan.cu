@@ -29,23 +29,25 @@
 // schedule.)
 //
 // Chunked schedule (fast mode, longer sequences). A single pass: a block takes a chunk of L = 8*K
-// time steps (K = scan_segment_steps: 16 in float32, 32 in the float32 constant forward, 8 in
-// float64) for a tile of 32 channels (warp w owns steps [w*K, (w+1)*K) of the chunk, lane =
-// channel) and keeps its operands in registers. Each thread composes its K maps, the block composes
-// the 8 segment maps in shared memory (the chunk's aggregate), warp 0 publishes the aggregate, and
-// the block resolves the chunk's carry-in by decoupled look-back over the previous chunks of its
-// tile, its 8 warps polling the 8 nearest predecessors in one round trip (the aggregates after the
-// nearest inclusive value are applied to it one by one, so every inclusive value is the serial
-// chain's and results repeat bit for bit). Chunk order is the order of an atomic ticket, so every
-// chunk a block waits for belongs to a block that is already running. Then each thread applies the
-// prefix of the segments before its own to the carry and runs its K steps literally, writing the
-// outputs from registers: every operand is read once and every output written once. The backward is
-// the same scan in reverse time for g (coefficient A_{t+1}, 0 at t = T-1; bias dY_t; carry +0) and
-// forms da, db, dX, dH0 in the same pass; the constant variant's dA, dB sum each chunk's
-// contribution in reverse time order inside the block and a second kernel folds the per-chunk
-// partial sums in 16 contiguous ranges of chunks, then the range sums, each in reverse time order
-// (a fixed order, so results repeat run to run). The look-back values, the ticket and the marks
-// live in the workspace and are cleared by one cudaMemsetAsync per call.
+// time steps (K = scan_segment_steps: in float32 32 in the constant forward, 12 in the variable
+// forward, 16 in the backwards; 8 in float64) for a tile of 32 channels (warp w owns steps
+// [w*K, (w+1)*K) of the chunk, lane = channel) and keeps its operands on chip: the float32
+// forwards copy them into shared memory (cp.async, scan_fwd_staged: 5 blocks an SM), the
+// backwards and the float64 forwards hold them in registers. Each thread composes its K maps, the
+// block composes the 8 segment maps in shared memory (the chunk's aggregate), warp 0 publishes the
+// aggregate, and the block resolves the chunk's carry-in by decoupled look-back over the previous
+// chunks of its tile, its 8 warps polling the 8 nearest predecessors in one round trip (the
+// aggregates after the nearest inclusive value are applied to it one by one, so every inclusive
+// value is the serial chain's and results repeat bit for bit). Chunk order is the order of an
+// atomic ticket, so every chunk a block waits for belongs to a block that is already running. Then
+// each thread applies the prefix of the segments before its own to the carry and runs its K steps
+// literally, writing the outputs from registers: every operand is read once and every output
+// written once. The backward is the same scan in reverse time for g (coefficient A_{t+1}, 0 at t =
+// T-1; bias dY_t; carry +0) and forms da, db, dX, dH0 in the same pass; the constant variant's dA,
+// dB sum each chunk's contribution in reverse time order inside the block and a second kernel folds
+// the per-chunk partial sums in 16 contiguous ranges of chunks, then the range sums, each in
+// reverse time order (a fixed order, so results repeat run to run). The look-back values, the
+// ticket and the marks live in the workspace and are cleared by one cudaMemsetAsync per call.
 //
 // Preconditions of the fast schedules (SPEC-ops 13): the reassociated composition may turn an
 // overflow into inf*0 or inf-inf where the literal recurrence has inf, so a fast thread marks its
@@ -75,13 +77,14 @@ namespace {
 constexpr int kTileChannels = 32;  // channels of a fast-schedule tile (one warp width)
 constexpr int kSegments = static_cast<int>(kScanSegments);  // warps of a fast-schedule block
 constexpr int kFastThreads = kTileChannels * kSegments;
-// Forward blocks resident per SM (64 registers a thread; 80 for the float32 constant variant,
-// whose coefficient is one register and whose threads hold 32 steps): more blocks in different
-// phases keep more loads in flight while others wait in the look-back.
-template <class T, bool Var>
-constexpr int fast_forward_blocks_per_sm() {
-  return !Var && sizeof(T) == 4 ? 3 : 4;
-}
+// Blocks resident per SM of the float64 forward, whose operands stay in registers (64 a thread).
+constexpr int kRegisterForwardBlocks = 4;
+// Blocks resident per SM of the float32 forward, whose operands are staged in shared memory (a
+// block of the constant forward holds 32 KiB of X, one of the variable forward 36 KiB of A, B and
+// X, each about 6 KiB more for the look-back and the segment maps): 5 fit in the 228 KiB of a
+// Hopper SM. More blocks in different phases keep more loads in flight while others wait in the
+// look-back.
+constexpr int kStagedForwardBlocks = 5;
 constexpr int kExactThreads = 32;         // channels per block of the exact schedule (one warp)
 constexpr int kExactStages = 4;           // cp.async ring stages of the exact schedule
 constexpr size_t kExactRingBytes = 1536;  // ring bytes per thread (48 KiB per block)
@@ -138,8 +141,8 @@ TLRT_DEVICE_INLINE T load(const T* p) {
 }
 
 // Time steps per thread in the fast schedule.
-constexpr int fast_steps_per_thread(size_t element_bytes, bool constant_forward) {
-  return static_cast<int>(scan_segment_steps(element_bytes, constant_forward));
+constexpr int fast_steps_per_thread(size_t element_bytes, ScanPass pass) {
+  return static_cast<int>(scan_segment_steps(element_bytes, pass));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -226,7 +229,10 @@ ResidentPlan resident_plan(uint64_t steps, uint64_t state, size_t element_bytes,
 FastPlan fast_plan(uint64_t steps, uint64_t state, size_t element_bytes, Variant variant) {
   FastPlan p;
   const bool constant_bwd = variant == Variant::bwd;
-  p.chunk_steps = scan_chunk_steps(element_bytes, variant == Variant::fwd);
+  const ScanPass pass = variant == Variant::fwd       ? ScanPass::constant_forward
+                        : variant == Variant::var_fwd ? ScanPass::variable_forward
+                                                      : ScanPass::backward;
+  p.chunk_steps = scan_chunk_steps(element_bytes, pass);
   p.tiles = (state + kTileChannels - 1) / kTileChannels;
   p.chunks = (steps + p.chunk_steps - 1) / p.chunk_steps;
   auto align = [](size_t b) { return (b + 255) / 256 * 256; };
@@ -686,7 +692,7 @@ TLRT_DEVICE_INLINE uint64_t take_ticket(const FastWork<T>& w) {
 }
 
 template <class T, bool Var, int K>
-__global__ void __launch_bounds__(kFastThreads, fast_forward_blocks_per_sm<T, Var>())
+__global__ void __launch_bounds__(kFastThreads, kRegisterForwardBlocks)
     scan_fwd_fast(ScanOperands<T> in, T* __restrict__ out, FastWork<T> w) {
   __shared__ T s_a[kSegments][kTileChannels];
   __shared__ T s_b[kSegments][kTileChannels];
@@ -748,6 +754,104 @@ __global__ void __launch_bounds__(kFastThreads, fast_forward_blocks_per_sm<T, Va
     for (int k = 0; k < K; ++k) {
       if (k < n) {
         h = step(av(k), h, bv[k]);
+        o[k * S] = h;
+        redo = redo || !isfinite(h);
+      }
+    }
+    if (redo) w.redo[c] = kRedoMarked;
+  }
+}
+
+// The float32 forward with its operands staged in shared memory rather than registers: each
+// thread copies its K steps of X (the variable variant: A, B and X) with cp.async into rows of the
+// block's tile that only it reads, so no barrier guards them, and reads them twice, to compose its
+// maps and to run its steps. Registers stay few (no operand arrays), so more blocks fit on an SM
+// than the register kernel allows, and their loads are in flight while other blocks wait in the
+// look-back. The arithmetic is the register kernel's, step for step.
+template <class T, bool Var, int K>
+__global__ void __launch_bounds__(kFastThreads, kStagedForwardBlocks)
+    scan_fwd_staged(ScanOperands<T> in, T* __restrict__ out, FastWork<T> w) {
+  constexpr int kArrays = Var ? 3 : 1;  // X [, A, B]
+  __shared__ T s_a[kSegments][kTileChannels];
+  __shared__ T s_b[kSegments][kTileChannels];
+  __shared__ T s_op[kArrays][kSegments * K][kTileChannels];
+  const uint64_t ticket = take_ticket(w);
+  const uint64_t tile = ticket % w.tiles, chunk = ticket / w.tiles;
+  const int lane = threadIdx.x % kTileChannels, seg = threadIdx.x / kTileChannels;
+  const uint64_t S = in.state;
+  const uint64_t c = tile * kTileChannels + lane;
+  const bool live = c < S;
+  const uint64_t t0 =
+      chunk * (static_cast<uint64_t>(kSegments) * K) + static_cast<uint64_t>(seg) * K;
+  const int n = !live || t0 >= in.steps ? 0 : (in.steps - t0 < K ? int(in.steps - t0) : K);
+  const uint64_t first_i = t0 * S + c;
+  const int row = seg * K;  // the thread's first row of the tile
+#pragma unroll
+  for (int k = 0; k < K; ++k) {
+    if (k < n) {
+      const uint64_t i = first_i + static_cast<uint64_t>(k) * S;
+      __pipeline_memcpy_async(&s_op[0][row + k][lane], in.x + i, sizeof(T));
+      if constexpr (Var) {
+        __pipeline_memcpy_async(&s_op[1][row + k][lane], in.a + i, sizeof(T));
+        __pipeline_memcpy_async(&s_op[2][row + k][lane], in.b + i, sizeof(T));
+      }
+    }
+  }
+  __pipeline_commit();
+  T ac = T(1), bc = T(0);
+  if (!Var && live) {
+    ac = load(in.a + c);
+    bc = load(in.b + c);
+  }
+  __pipeline_wait_prior(0);
+  auto av = [&](int k) -> T {
+    if constexpr (Var) {
+      return s_op[1][row + k][lane];
+    } else {
+      return ac;
+    }
+  };
+  auto bv = [&](int k) -> T {
+    if constexpr (Var) {
+      return mul_rn(s_op[2][row + k][lane], s_op[0][row + k][lane]);
+    } else {
+      return mul_rn(bc, s_op[0][row + k][lane]);
+    }
+  };
+  // The thread's K maps composed in step order (identity for a thread past the end); any step
+  // outside the preconditions marks the channel, as in compose_steps.
+  bool redo = false;
+  T ca = T(1), cb = T(0);
+  if (n > 0) {
+    ca = av(0);
+    cb = bv(0);
+    redo = outside(ca, cb);
+#pragma unroll
+    for (int k = 1; k < K; ++k) {
+      if (k < n) {
+        const T ak = av(k), bk = bv(k);
+        redo = redo || outside(ak, bk);
+        cb = step(ak, cb, bk);
+        ca = mul_rn(ak, ca);
+      }
+    }
+  }
+  s_a[seg][lane] = ca;
+  s_b[seg][lane] = cb;
+  __syncthreads();
+  const T first = live && chunk == 0 ? load(in.h0 + c) : T(0);
+  redo = redo || !isfinite(first);
+  T ga = T(1), gb = T(0);
+  if (seg == 0) compose_segments<T>(s_a, s_b, kSegments, lane, ga, gb);
+  T h = resolve_carry(w, tile, chunk, seg, lane, ga, gb, first);
+  T pa, pb;
+  if (compose_segments<T>(s_a, s_b, seg, lane, pa, pb)) h = step(pa, h, pb);
+  if (live) {
+    T* o = out + first_i;
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+      if (k < n) {
+        h = step(av(k), h, bv(k));
         o[k * S] = h;
         redo = redo || !isfinite(h);
       }
@@ -1146,13 +1250,21 @@ void selective_scan_fwd_cuda(const ScanOperands<T>& in, T* out, bool exact, void
   const dim3 grid = fast_grid(p, op);
   const dim3 exact_blocks = exact_grid(in.state, op);
   if (in.variable) {
-    constexpr int K = fast_steps_per_thread(sizeof(T), false);
-    scan_fwd_fast<T, true, K><<<grid, kFastThreads, 0, stream>>>(in, out, w);
+    constexpr int K = fast_steps_per_thread(sizeof(T), ScanPass::variable_forward);
+    if constexpr (sizeof(T) == 4) {
+      scan_fwd_staged<T, true, K><<<grid, kFastThreads, 0, stream>>>(in, out, w);
+    } else {
+      scan_fwd_fast<T, true, K><<<grid, kFastThreads, 0, stream>>>(in, out, w);
+    }
     check_launch(op);
     refwd_marked<T, true><<<exact_blocks, kExactThreads, 0, stream>>>(in, out, w.redo);
   } else {
-    constexpr int K = fast_steps_per_thread(sizeof(T), true);
-    scan_fwd_fast<T, false, K><<<grid, kFastThreads, 0, stream>>>(in, out, w);
+    constexpr int K = fast_steps_per_thread(sizeof(T), ScanPass::constant_forward);
+    if constexpr (sizeof(T) == 4) {
+      scan_fwd_staged<T, false, K><<<grid, kFastThreads, 0, stream>>>(in, out, w);
+    } else {
+      scan_fwd_fast<T, false, K><<<grid, kFastThreads, 0, stream>>>(in, out, w);
+    }
     check_launch(op);
     refwd_marked<T, false><<<exact_blocks, kExactThreads, 0, stream>>>(in, out, w.redo);
   }
@@ -1180,7 +1292,7 @@ void selective_scan_bwd_cuda(const ScanOperands<T>& in, const T* out, const T* d
   const FastPlan p = fast_plan(in.steps, in.state, sizeof(T), v);
   clear_look_back(p, workspace, stream, op);
   const FastWork<T> w = fast_work<T>(p, workspace);
-  constexpr int K = fast_steps_per_thread(sizeof(T), false);
+  constexpr int K = fast_steps_per_thread(sizeof(T), ScanPass::backward);
   const dim3 grid = fast_grid(p, op);
   if (in.variable) {
     scan_bwd_fast<T, true, K><<<grid, kFastThreads, 0, stream>>>(in, out, dy, grad, w);

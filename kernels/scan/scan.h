@@ -26,15 +26,21 @@ namespace tlrt::kernels {
 
 // Fast-schedule geometry, shared with the error bound (kernels/scan/scan_bound.h): each thread
 // runs K consecutive steps, a chunk is kScanSegments * K steps; sequences of at most
-// kScanExactMaxSteps steps take the exact schedule in either mode. K is 16 in float32 (32 for the
-// constant forward, whose single operand array leaves the registers for it) and 8 in float64.
+// kScanExactMaxSteps steps take the exact schedule in either mode. K depends on the pass: in
+// float32 32 for the constant forward and 12 for the variable forward (whose operands are staged
+// in shared memory, 32 KiB and 36 KiB a block), 16 for the backwards (operands in registers); 8
+// in float64.
+enum class ScanPass { constant_forward, variable_forward, backward };
+constexpr ScanPass kScanPasses[] = {ScanPass::constant_forward, ScanPass::variable_forward,
+                                    ScanPass::backward};
 constexpr uint64_t kScanSegments = 8;
 constexpr uint64_t kScanExactMaxSteps = 32;
-constexpr uint64_t scan_segment_steps(size_t element_bytes, bool constant_forward) {
-  return element_bytes == 4 ? (constant_forward ? 32 : 16) : 8;
+constexpr uint64_t scan_segment_steps(size_t element_bytes, ScanPass pass) {
+  if (element_bytes != 4) return 8;
+  return pass == ScanPass::constant_forward ? 32 : pass == ScanPass::variable_forward ? 12 : 16;
 }
-constexpr uint64_t scan_chunk_steps(size_t element_bytes, bool constant_forward) {
-  return kScanSegments * scan_segment_steps(element_bytes, constant_forward);
+constexpr uint64_t scan_chunk_steps(size_t element_bytes, ScanPass pass) {
+  return kScanSegments * scan_segment_steps(element_bytes, pass);
 }
 
 // Resident-schedule geometry (the constant forward's fast schedule where the sequence fits): a

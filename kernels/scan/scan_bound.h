@@ -12,13 +12,13 @@
 // m <= 2d + t + 1. The literal recurrence: m <= 2(t + 1). The chunked fast schedule's paths: <= K
 // steps of the source segment, <= 7 segment compositions, the inclusive application, <= 2 nodes per
 // chunk crossed (a look-back composition and an application), <= 7 prefix compositions and its own
-// <= K steps: d <= 2K + 16 + 2c with c = t / L (L = 8K; in float32 K is 16, or 32 in the constant
-// forward). The resident schedule's: <= K steps of the source segment, <= 5 levels of the warp scan
-// (32 / C segments per warp), <= 31 warp aggregates applied in turn to the carry, the
-// warp-exclusive prefix's application and its own <= K steps: d <= 2K + 37 (K of the resident
-// constant forward). The bound takes the larger depth at each position, so it covers whichever
-// schedule runs. Hence
-// |fast_t - exact_t| <= (gamma_{2(t+1)} + gamma_{2d+t+1}) H_t (the code adds one to each index).
+// <= K steps: d <= 2K + 16 + 2c with c = t / L (L = 8K; K per pass as in scan.h: in float32 32,
+// 12 and 16 for the constant forward, the variable forward and the backwards). The resident
+// schedule's: <= K steps of the source segment, <= 5 levels of the warp scan (32 / C segments per
+// warp), <= 31 warp aggregates applied in turn to the carry, the warp-exclusive prefix's
+// application and its own <= K steps: d <= 2K + 37 (K of the resident constant forward). The bound
+// takes the larger depth at each position, so it covers whichever schedule runs. Hence |fast_t -
+// exact_t| <= (gamma_{2(t+1)} + gamma_{2d+t+1}) H_t (the code adds one to each index).
 #pragma once
 
 #include <cmath>
@@ -46,10 +46,10 @@ inline long double scan_gamma(long double m, long double u) {
 template <class T>
 long double scan_state_factor(uint64_t pos) {
   const long double u = scan_unit_roundoff<T>();
-  uint64_t chunked = 0;  // the deeper of the two chunk geometries
-  for (bool constant_forward : {false, true}) {
-    const uint64_t d = 2 * scan_segment_steps(sizeof(T), constant_forward) + 2 * kScanSegments +
-                       2 * (pos / scan_chunk_steps(sizeof(T), constant_forward));
+  uint64_t chunked = 0;  // the deepest of the passes' chunk geometries
+  for (ScanPass pass : kScanPasses) {
+    const uint64_t d = 2 * scan_segment_steps(sizeof(T), pass) + 2 * kScanSegments +
+                       2 * (pos / scan_chunk_steps(sizeof(T), pass));
     chunked = d > chunked ? d : chunked;
   }
   const uint64_t resident = 2 * scan_resident_steps(sizeof(T)) + 37;
