@@ -691,6 +691,44 @@ TLRT_DEVICE_INLINE uint64_t take_ticket(const FastWork<T>& w) {
   return s_ticket;
 }
 
+// The rest of a forward chunk once each thread has composed its steps' map (ca, cb): the
+// block's aggregate, the carry-in by look-back, the prefix of the segments before the thread's,
+// then its n steps (av(k), bv(k)) run literally and written from row t0 on (first_i = t0*S + c).
+// Any step outside the preconditions (redo on entry) or any non-finite state sends the channel to
+// the exact schedule (refwd_marked, queued behind the chunked kernel).
+template <class T, int K, class Coefficient, class Bias>
+TLRT_DEVICE_INLINE void finish_forward_chunk(const ScanOperands<T>& in, T* __restrict__ out,
+                                             const FastWork<T>& w, T (*s_a)[kTileChannels],
+                                             T (*s_b)[kTileChannels], uint64_t tile, uint64_t chunk,
+                                             int seg, int lane, uint64_t first_i, int n, T ca, T cb,
+                                             bool redo, Coefficient av, Bias bv) {
+  const uint64_t S = in.state;
+  const uint64_t c = tile * kTileChannels + lane;
+  const bool live = c < S;
+  s_a[seg][lane] = ca;
+  s_b[seg][lane] = cb;
+  __syncthreads();
+  const T first = live && chunk == 0 ? load(in.h0 + c) : T(0);
+  redo = redo || !isfinite(first);
+  T ga = T(1), gb = T(0);
+  if (seg == 0) compose_segments<T>(s_a, s_b, kSegments, lane, ga, gb);
+  T h = resolve_carry(w, tile, chunk, seg, lane, ga, gb, first);
+  T pa, pb;
+  if (compose_segments<T>(s_a, s_b, seg, lane, pa, pb)) h = step(pa, h, pb);
+  if (live) {
+    T* o = out + first_i;
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+      if (k < n) {
+        h = step(av(k), h, bv(k));
+        o[k * S] = h;
+        redo = redo || !isfinite(h);
+      }
+    }
+    if (redo) w.redo[c] = kRedoMarked;
+  }
+}
+
 template <class T, bool Var, int K>
 __global__ void __launch_bounds__(kFastThreads, kRegisterForwardBlocks)
     scan_fwd_fast(ScanOperands<T> in, T* __restrict__ out, FastWork<T> w) {
@@ -714,17 +752,17 @@ __global__ void __launch_bounds__(kFastThreads, kRegisterForwardBlocks)
     bc = load(in.b + c);
   }
   // The constant variant's coefficient stays one register (identity past the end), not an array.
-  T av_[Var ? K : 1], bv[K];
+  T av_[Var ? K : 1], bv_[K];
 #pragma unroll
   for (int k = 0; k < K; ++k) {
     if (k < n) {
       const uint64_t i = (t0 + k) * S + c;
       const T x = load(in.x + i);
       av_[Var ? k : 0] = Var ? load(in.a + i) : ac;
-      bv[k] = mul_rn(Var ? load(in.b + i) : bc, x);
+      bv_[k] = mul_rn(Var ? load(in.b + i) : bc, x);
     } else {
       av_[Var ? k : 0] = T(1);  // identity steps past the end
-      bv[k] = T(0);
+      bv_[k] = T(0);
     }
   }
   auto av = [&](int k) -> T {
@@ -734,32 +772,10 @@ __global__ void __launch_bounds__(kFastThreads, kRegisterForwardBlocks)
       return k < n ? ac : T(1);
     }
   };
-  // Any step outside the preconditions or any non-finite state sends the channel to the exact
-  // schedule (refwd_marked, queued behind this kernel).
   T ca, cb;
-  bool redo = compose_steps<T, K>(av, bv, ca, cb, false);
-  s_a[seg][lane] = ca;
-  s_b[seg][lane] = cb;
-  __syncthreads();
-  const T first = live && chunk == 0 ? load(in.h0 + c) : T(0);
-  redo = redo || !isfinite(first);
-  T ga = T(1), gb = T(0);
-  if (seg == 0) compose_segments<T>(s_a, s_b, kSegments, lane, ga, gb);
-  T h = resolve_carry(w, tile, chunk, seg, lane, ga, gb, first);
-  T pa, pb;
-  if (compose_segments<T>(s_a, s_b, seg, lane, pa, pb)) h = step(pa, h, pb);
-  if (live) {
-    T* o = out + (t0 * S + c);
-#pragma unroll
-    for (int k = 0; k < K; ++k) {
-      if (k < n) {
-        h = step(av(k), h, bv[k]);
-        o[k * S] = h;
-        redo = redo || !isfinite(h);
-      }
-    }
-    if (redo) w.redo[c] = kRedoMarked;
-  }
+  const bool redo = compose_steps<T, K>(av, bv_, ca, cb, false);
+  finish_forward_chunk<T, K>(in, out, w, s_a, s_b, tile, chunk, seg, lane, t0 * S + c, n, ca, cb,
+                             redo, av, [&](int k) { return bv_[k]; });
 }
 
 // The float32 forward with its operands staged in shared memory rather than registers: each
@@ -836,28 +852,8 @@ __global__ void __launch_bounds__(kFastThreads, kStagedForwardBlocks)
       }
     }
   }
-  s_a[seg][lane] = ca;
-  s_b[seg][lane] = cb;
-  __syncthreads();
-  const T first = live && chunk == 0 ? load(in.h0 + c) : T(0);
-  redo = redo || !isfinite(first);
-  T ga = T(1), gb = T(0);
-  if (seg == 0) compose_segments<T>(s_a, s_b, kSegments, lane, ga, gb);
-  T h = resolve_carry(w, tile, chunk, seg, lane, ga, gb, first);
-  T pa, pb;
-  if (compose_segments<T>(s_a, s_b, seg, lane, pa, pb)) h = step(pa, h, pb);
-  if (live) {
-    T* o = out + first_i;
-#pragma unroll
-    for (int k = 0; k < K; ++k) {
-      if (k < n) {
-        h = step(av(k), h, bv(k));
-        o[k * S] = h;
-        redo = redo || !isfinite(h);
-      }
-    }
-    if (redo) w.redo[c] = kRedoMarked;
-  }
+  finish_forward_chunk<T, K>(in, out, w, s_a, s_b, tile, chunk, seg, lane, first_i, n, ca, cb, redo,
+                             av, bv);
 }
 
 // Backward in reverse time: position u = T-1-t; coefficient an_u = A_{t+1} (0 at u = 0), bias
