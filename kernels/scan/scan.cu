@@ -691,20 +691,42 @@ TLRT_DEVICE_INLINE uint64_t take_ticket(const FastWork<T>& w) {
   return s_ticket;
 }
 
+// Where a forward thread works: the chunk and tile of its block's ticket, its channel c (lane)
+// and segment (seg), its first time step t0 and its steps inside the sequence n (0 for a channel
+// past the end: small-integer compares instead of 64-bit positions kept live through the block).
+struct ForwardPlace {
+  uint64_t tile, chunk, c, t0;
+  int lane, seg, n;
+  bool live;
+};
+
+template <class T, int K>
+TLRT_DEVICE_INLINE ForwardPlace forward_place(const FastWork<T>& w, const ScanOperands<T>& in) {
+  ForwardPlace p;
+  const uint64_t ticket = take_ticket(w);
+  p.tile = ticket % w.tiles;
+  p.chunk = ticket / w.tiles;
+  p.lane = threadIdx.x % kTileChannels;
+  p.seg = threadIdx.x / kTileChannels;
+  p.c = p.tile * kTileChannels + p.lane;
+  p.live = p.c < in.state;
+  p.t0 = p.chunk * (static_cast<uint64_t>(kSegments) * K) + static_cast<uint64_t>(p.seg) * K;
+  p.n = !p.live || p.t0 >= in.steps ? 0 : (in.steps - p.t0 < K ? int(in.steps - p.t0) : K);
+  return p;
+}
+
 // The rest of a forward chunk once each thread has composed its steps' map (ca, cb): the
 // block's aggregate, the carry-in by look-back, the prefix of the segments before the thread's,
-// then its n steps (av(k), bv(k)) run literally and written from row t0 on (first_i = t0*S + c).
+// then its n steps (av(k), bv(k)) run literally and written from row t0 on.
 // Any step outside the preconditions (redo on entry) or any non-finite state sends the channel to
 // the exact schedule (refwd_marked, queued behind the chunked kernel).
 template <class T, int K, class Coefficient, class Bias>
 TLRT_DEVICE_INLINE void finish_forward_chunk(const ScanOperands<T>& in, T* __restrict__ out,
                                              const FastWork<T>& w, T (*s_a)[kTileChannels],
-                                             T (*s_b)[kTileChannels], uint64_t tile, uint64_t chunk,
-                                             int seg, int lane, uint64_t first_i, int n, T ca, T cb,
-                                             bool redo, Coefficient av, Bias bv) {
+                                             T (*s_b)[kTileChannels], const ForwardPlace& p, T ca,
+                                             T cb, bool redo, Coefficient av, Bias bv) {
   const uint64_t S = in.state;
-  const uint64_t c = tile * kTileChannels + lane;
-  const bool live = c < S;
+  const auto [tile, chunk, c, t0, lane, seg, n, live] = p;
   s_a[seg][lane] = ca;
   s_b[seg][lane] = cb;
   __syncthreads();
@@ -716,7 +738,7 @@ TLRT_DEVICE_INLINE void finish_forward_chunk(const ScanOperands<T>& in, T* __res
   T pa, pb;
   if (compose_segments<T>(s_a, s_b, seg, lane, pa, pb)) h = step(pa, h, pb);
   if (live) {
-    T* o = out + first_i;
+    T* o = out + (t0 * S + c);
 #pragma unroll
     for (int k = 0; k < K; ++k) {
       if (k < n) {
@@ -734,17 +756,11 @@ __global__ void __launch_bounds__(kFastThreads, kRegisterForwardBlocks)
     scan_fwd_fast(ScanOperands<T> in, T* __restrict__ out, FastWork<T> w) {
   __shared__ T s_a[kSegments][kTileChannels];
   __shared__ T s_b[kSegments][kTileChannels];
-  const uint64_t ticket = take_ticket(w);
-  const uint64_t tile = ticket % w.tiles, chunk = ticket / w.tiles;
-  const int lane = threadIdx.x % kTileChannels, seg = threadIdx.x / kTileChannels;
+  const ForwardPlace place = forward_place<T, K>(w, in);
+  const uint64_t c = place.c, t0 = place.t0;
+  const int n = place.n;
+  const bool live = place.live;
   const uint64_t S = in.state;
-  const uint64_t c = tile * kTileChannels + lane;
-  const bool live = c < S;
-  const uint64_t t0 =
-      chunk * (static_cast<uint64_t>(kSegments) * K) + static_cast<uint64_t>(seg) * K;
-  // Steps of this thread inside the sequence (0 for a channel past the end): small-integer
-  // compares instead of 64-bit positions kept live through the block.
-  const int n = !live || t0 >= in.steps ? 0 : (in.steps - t0 < K ? int(in.steps - t0) : K);
 
   T ac = T(1), bc = T(0);
   if (!Var && live) {
@@ -774,8 +790,8 @@ __global__ void __launch_bounds__(kFastThreads, kRegisterForwardBlocks)
   };
   T ca, cb;
   const bool redo = compose_steps<T, K>(av, bv_, ca, cb, false);
-  finish_forward_chunk<T, K>(in, out, w, s_a, s_b, tile, chunk, seg, lane, t0 * S + c, n, ca, cb,
-                             redo, av, [&](int k) { return bv_[k]; });
+  finish_forward_chunk<T, K>(in, out, w, s_a, s_b, place, ca, cb, redo, av,
+                             [&](int k) { return bv_[k]; });
 }
 
 // The float32 forward with its operands staged in shared memory rather than registers: each
@@ -791,15 +807,11 @@ __global__ void __launch_bounds__(kFastThreads, kStagedForwardBlocks)
   __shared__ T s_a[kSegments][kTileChannels];
   __shared__ T s_b[kSegments][kTileChannels];
   __shared__ T s_op[kArrays][kSegments * K][kTileChannels];
-  const uint64_t ticket = take_ticket(w);
-  const uint64_t tile = ticket % w.tiles, chunk = ticket / w.tiles;
-  const int lane = threadIdx.x % kTileChannels, seg = threadIdx.x / kTileChannels;
+  const ForwardPlace place = forward_place<T, K>(w, in);
+  const uint64_t c = place.c, t0 = place.t0;
+  const int lane = place.lane, seg = place.seg, n = place.n;
+  const bool live = place.live;
   const uint64_t S = in.state;
-  const uint64_t c = tile * kTileChannels + lane;
-  const bool live = c < S;
-  const uint64_t t0 =
-      chunk * (static_cast<uint64_t>(kSegments) * K) + static_cast<uint64_t>(seg) * K;
-  const int n = !live || t0 >= in.steps ? 0 : (in.steps - t0 < K ? int(in.steps - t0) : K);
   const uint64_t first_i = t0 * S + c;
   const int row = seg * K;  // the thread's first row of the tile
 #pragma unroll
@@ -852,8 +864,7 @@ __global__ void __launch_bounds__(kFastThreads, kStagedForwardBlocks)
       }
     }
   }
-  finish_forward_chunk<T, K>(in, out, w, s_a, s_b, tile, chunk, seg, lane, first_i, n, ca, cb, redo,
-                             av, bv);
+  finish_forward_chunk<T, K>(in, out, w, s_a, s_b, place, ca, cb, redo, av, bv);
 }
 
 // Backward in reverse time: position u = T-1-t; coefficient an_u = A_{t+1} (0 at u = 0), bias
