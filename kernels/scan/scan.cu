@@ -1209,6 +1209,22 @@ void clear_look_back(const FastPlan& p, void* workspace, CUstream_st* stream, co
       op, "cudaMemsetAsync(scan look-back values)");
 }
 
+// The chunked forward of one variant (float32: operands staged in shared memory; float64: in
+// registers), then the recompute of the channels it marked, queued behind it.
+template <class T, bool Var>
+void launch_chunked_forward(const ScanOperands<T>& in, T* out, const FastWork<T>& w, dim3 grid,
+                            dim3 exact_blocks, CUstream_st* stream, const char* op) {
+  constexpr int K = fast_steps_per_thread(
+      sizeof(T), Var ? ScanPass::variable_forward : ScanPass::constant_forward);
+  if constexpr (sizeof(T) == 4) {
+    scan_fwd_staged<T, Var, K><<<grid, kFastThreads, 0, stream>>>(in, out, w);
+  } else {
+    scan_fwd_fast<T, Var, K><<<grid, kFastThreads, 0, stream>>>(in, out, w);
+  }
+  check_launch(op);
+  refwd_marked<T, Var><<<exact_blocks, kExactThreads, 0, stream>>>(in, out, w.redo);
+}
+
 }  // namespace
 
 size_t selective_scan_fwd_workspace_bytes(uint64_t steps, uint64_t state, size_t element_bytes,
@@ -1257,23 +1273,9 @@ void selective_scan_fwd_cuda(const ScanOperands<T>& in, T* out, bool exact, void
   const dim3 grid = fast_grid(p, op);
   const dim3 exact_blocks = exact_grid(in.state, op);
   if (in.variable) {
-    constexpr int K = fast_steps_per_thread(sizeof(T), ScanPass::variable_forward);
-    if constexpr (sizeof(T) == 4) {
-      scan_fwd_staged<T, true, K><<<grid, kFastThreads, 0, stream>>>(in, out, w);
-    } else {
-      scan_fwd_fast<T, true, K><<<grid, kFastThreads, 0, stream>>>(in, out, w);
-    }
-    check_launch(op);
-    refwd_marked<T, true><<<exact_blocks, kExactThreads, 0, stream>>>(in, out, w.redo);
+    launch_chunked_forward<T, true>(in, out, w, grid, exact_blocks, stream, op);
   } else {
-    constexpr int K = fast_steps_per_thread(sizeof(T), ScanPass::constant_forward);
-    if constexpr (sizeof(T) == 4) {
-      scan_fwd_staged<T, false, K><<<grid, kFastThreads, 0, stream>>>(in, out, w);
-    } else {
-      scan_fwd_fast<T, false, K><<<grid, kFastThreads, 0, stream>>>(in, out, w);
-    }
-    check_launch(op);
-    refwd_marked<T, false><<<exact_blocks, kExactThreads, 0, stream>>>(in, out, w.redo);
+    launch_chunked_forward<T, false>(in, out, w, grid, exact_blocks, stream, op);
   }
   check_launch(op);
 }
