@@ -1,5 +1,6 @@
 // Diagonal selective scans through their CUDA launchers, float32, at T x S = 4096 x 1024,
-// 2048 x 16384 and 65536 x 1024, each op with the fast schedule (the chunked look-back scan, what
+// 8192 x 1024 (past the range where the constant forward stays resident at this S), 2048 x 16384
+// and 65536 x 1024, each op with the fast schedule (the chunked look-back scan, what
 // the dispatch runs with the deterministic setting off) and the exact schedule (one thread per
 // channel, setting on) as separate rows, the schedule passed to the launcher as the dispatch
 // passes it. Bytes are the traffic that must move: forward constant X read + h written; forward
@@ -31,7 +32,7 @@ constexpr const char* kAtenVarBwd = "selective_scan_diag_var_bwd";
 struct Shape {
   uint64_t steps, state;
 };
-constexpr Shape kShapes[] = {{4096, 1024}, {2048, 16384}, {65536, 1024}};
+constexpr Shape kShapes[] = {{4096, 1024}, {8192, 1024}, {2048, 16384}, {65536, 1024}};
 constexpr uint64_t kMaxElements = 65536 * 1024;
 
 struct Device {
@@ -128,7 +129,8 @@ void scan_benchmarks(Harness& h, const BenchOptions&) {
 const GroupRegistration kScanGroup(
     {"scan",
      "diagonal selective scans (constant and variable, forward and backward) at T x S = 4096 x "
-     "1024, 2048 x 16384, 65536 x 1024, float32, fast and exact schedules, bytes that must move, "
+     "1024, 8192 x 1024, 2048 x 16384, 65536 x 1024, float32, fast and exact schedules, bytes that "
+     "must move, "
      "next to TorchLean's ATen log-step prefix",
      95, scan_benchmarks, "", []() -> std::vector<std::string> {
        return {kAtenFwd, kAtenVarFwd, kAtenBwd, kAtenVarBwd};

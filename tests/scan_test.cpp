@@ -502,10 +502,13 @@ TEST_F(Scan, FastScheduleStaysWithinTheDerivedBoundFloat64) {
 // The constant forward's resident schedule (setting off, 32 < T <= its range): a block of C
 // channels holds whole sequences, K steps a thread (K = 32 in float32, 16 in float64), so C halves
 // where ceil(T/K) * C passes 1024 threads. The shapes put T at both sides of those points (256,
-// 512, 1024, 2048, 4096) and of the range's end (8192 in float32, 4096 in float64, chunked past
-// it), S at 1, below one block, not a multiple of C, and large enough for 16 and 32 channels a
-// block (1000 x 5000); the other variants run the chunked schedule on the same shapes. Every
-// result within the bound, and the same bits over ten runs on the device.
+// 512, 1024, 2048, 4096) and of the range's end (8192 in float32 and float64, chunked past it), S
+// at 1, below one block, not a multiple of C, and large enough for 16 and 32 channels a block
+// (1000 x 5000). Past T 4096 a block holds less than a 32-byte sector of a row (4 float32 or 2
+// float64 channels), and the call stays resident only while its grid fits one block per SM: 6000
+// x 200 stays resident, 6000 x 1000 takes the chunked schedule (on a device of 100 to 249 SMs). The
+// other variants run the chunked schedule on the same shapes. Every result within the bound, and
+// the same bits over ten runs on the device.
 template <class T>
 void resident_edges(uint32_t seed) {
   fast_shapes_within_bound<T>({{33, 13},
@@ -520,10 +523,42 @@ void resident_edges(uint32_t seed) {
                                {2049, 1000},
                                {4096, 300},
                                {4097, 13},
+                               {6000, 200},
+                               {6000, 1000},
                                {8192, 5},
                                {8193, 3},
                                {1000, 5000}},
                               seed, cuda_requested() ? 10 : 1);
+}
+
+// The chunked schedule at its chunk boundaries (setting off): L = 8K steps a chunk, in float32
+// 96 for the variable forward (K 12), 128 for the backwards (K 16) and 256 for the constant
+// forward past the resident range (K 32); in float64 64 (K 8). The shapes put T at one and two
+// chunks exactly and one step past them, for each of those lengths. Every result within the
+// bound, and the same bits over ten runs on the device.
+template <class T>
+void chunk_edges(uint32_t seed) {
+  fast_shapes_within_bound<T>({{64, 40},
+                               {65, 40},
+                               {96, 40},
+                               {97, 40},
+                               {128, 33},
+                               {129, 33},
+                               {192, 65},
+                               {193, 65},
+                               {256, 31},
+                               {257, 31},
+                               {9216, 3},
+                               {9217, 3}},
+                              seed, cuda_requested() ? 10 : 1);
+}
+
+TEST_F(Scan, ChunkBoundariesStayWithinTheBoundAndRepeatFloat32) {
+  chunk_edges<float>(51);
+}
+
+TEST_F(Scan, ChunkBoundariesStayWithinTheBoundAndRepeatFloat64) {
+  chunk_edges<double>(53);
 }
 
 TEST_F(Scan, ResidentScheduleEdgesStayWithinTheBoundAndRepeatFloat32) {

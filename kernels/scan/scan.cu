@@ -12,11 +12,12 @@
 // (a2, b2) o (a1, b1) = (a2*a1, a2*b1 + b2). Sequences of at most kExactMaxSteps steps take the
 // exact schedule in either mode (its results are valid for the fast contract too), and so do
 // calls with enough channels to fill the device with exact-schedule blocks (exact_is_faster);
-// the constant forward takes the resident schedule where the sequence fits a block, and the rest
-// the chunked one.
+// the constant forward takes the resident schedule where the sequence fits a block (unless its
+// blocks would read part-sectors of rows in more than one wave, schedule_of), and the rest the
+// chunked one.
 //
-// Resident schedule (the constant forward, T up to scan_resident_max_steps: 8192 in float32,
-// 4096 in float64): a block of up to 1024 threads holds C adjacent channels (a power of two up to
+// Resident schedule (the constant forward, T up to scan_resident_max_steps: 8192 in float32 and
+// float64): a block of up to 1024 threads holds C adjacent channels (a power of two up to
 // 32) for the whole sequence, thread = channel tid % C and segment tid / C of K consecutive steps
 // (K = 32 in float32, 16 in float64), so no look-back, workspace or memset. Each thread loads all
 // its K operands at once and composes its K maps; a Kogge-Stone scan across the segments of a
@@ -183,20 +184,6 @@ bool exact_is_faster(uint64_t steps, uint64_t state, Variant v, uint32_t sms) {
   return blocks * 4 >= quarters * (sms == 0 ? 1 : sms) * waves;
 }
 
-// The schedule of a call: a rule on T, S, the dtype, the variant and the SM count only, so a
-// call's schedule (and hence its bits) repeats run to run.
-enum class Schedule { exact, resident, chunked };
-
-Schedule schedule_of(uint64_t steps, uint64_t state, size_t element_bytes, Variant v, bool exact,
-                     const char* op) {
-  if (exact || state == 0 || steps <= kExactMaxSteps) return Schedule::exact;
-  if (exact_is_faster(steps, state, v, current_sm_count(op))) return Schedule::exact;
-  // The other variants' operands per step (two to five arrays) measured slower on blocks that
-  // hold whole sequences than on the chunked schedule.
-  return v == Variant::fwd && steps <= scan_resident_max_steps(element_bytes) ? Schedule::resident
-                                                                              : Schedule::chunked;
-}
-
 // Geometry of a resident launch: C = 2^log2c channels per block, `threads` per block.
 struct ResidentPlan {
   int log2c = 0;
@@ -204,15 +191,20 @@ struct ResidentPlan {
   unsigned blocks = 0;
 };
 
+// log2 of the channels of one 32-byte sector of a row (8 float32, 4 float64).
+constexpr int sector_log2c(size_t element_bytes) {
+  return element_bytes == 4 ? 3 : 2;
+}
+
 // C starts at the largest power of two (up to 32) whose block of ceil(T/K) segments per channel
 // fits kScanResidentThreads threads; it halves while it is above the channels of one 32-byte
-// sector (8 float32, 4 float64) and the grid has fewer blocks than the device has SMs, and while
-// half of it still holds all S channels.
-ResidentPlan resident_plan(uint64_t steps, uint64_t state, size_t element_bytes, const char* op) {
+// sector and the grid has fewer blocks than the device has SMs, and while half of it still holds
+// all S channels.
+ResidentPlan resident_plan(uint64_t steps, uint64_t state, size_t element_bytes, uint64_t sms,
+                           const char* op) {
   const uint64_t k = scan_resident_steps(element_bytes);
   const uint64_t segments = (steps + k - 1) / k;
-  const uint64_t sms = current_sm_count(op);
-  const int sector = element_bytes == 4 ? 3 : 2;
+  const int sector = sector_log2c(element_bytes);
   int log2c = 5;
   while (log2c > 0 && (segments << log2c) > kScanResidentThreads) --log2c;
   while (log2c > sector && ((state + (uint64_t{1} << log2c) - 1) >> log2c) < sms) --log2c;
@@ -224,6 +216,29 @@ ResidentPlan resident_plan(uint64_t steps, uint64_t state, size_t element_bytes,
   p.threads = static_cast<unsigned>(((segments << log2c) + 31) / 32 * 32);
   p.blocks = static_cast<unsigned>(blocks);
   return p;
+}
+
+// The schedule of a call: a rule on T, S, the dtype, the variant and the SM count only, so a
+// call's schedule (and hence its bits) repeats run to run.
+enum class Schedule { exact, resident, chunked };
+
+Schedule schedule_of(uint64_t steps, uint64_t state, size_t element_bytes, Variant v, bool exact,
+                     const char* op) {
+  if (exact || state == 0 || steps <= kExactMaxSteps) return Schedule::exact;
+  const uint32_t sms = current_sm_count(op);
+  if (exact_is_faster(steps, state, v, sms)) return Schedule::exact;
+  // The other variants' operands per step (two to five arrays) measured slower on blocks that
+  // hold whole sequences than on the chunked schedule.
+  if (v != Variant::fwd || steps > scan_resident_max_steps(element_bytes)) {
+    return Schedule::chunked;
+  }
+  // Past T = 4096 a resident block holds fewer channels than a 32-byte sector, so its rows are
+  // read and written in part-sectors; once its grid is more than one block per SM, the chunked
+  // schedule (rows of 32 channels) finishes first (measured on the H200 at S = 1024: T 5000,
+  // 6144 and 8192 in float32, 6144 and 8192 in float64).
+  const ResidentPlan r = resident_plan(steps, state, element_bytes, sms == 0 ? 1 : sms, op);
+  return r.log2c >= sector_log2c(element_bytes) || r.blocks <= sms ? Schedule::resident
+                                                                   : Schedule::chunked;
 }
 
 FastPlan fast_plan(uint64_t steps, uint64_t state, size_t element_bytes, Variant variant) {
@@ -1262,7 +1277,7 @@ void selective_scan_fwd_cuda(const ScanOperands<T>& in, T* out, bool exact, void
   }
   if (schedule == Schedule::resident) {  // the constant variant only
     // Marked channels are recomputed inside the block.
-    const ResidentPlan r = resident_plan(in.steps, in.state, sizeof(T), op);
+    const ResidentPlan r = resident_plan(in.steps, in.state, sizeof(T), current_sm_count(op), op);
     scan_fwd_resident<T, resident_steps<T>()><<<r.blocks, r.threads, 0, stream>>>(in, out, r.log2c);
     check_launch(op);
     return;
