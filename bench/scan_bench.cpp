@@ -129,9 +129,8 @@ void scan_benchmarks(Harness& h, const BenchOptions&) {
 const GroupRegistration kScanGroup(
     {"scan",
      "diagonal selective scans (constant and variable, forward and backward) at T x S = 4096 x "
-     "1024, 8192 x 1024, 2048 x 16384, 65536 x 1024, float32, fast and exact schedules, bytes that "
-     "must move, "
-     "next to TorchLean's ATen log-step prefix",
+     "1024, 8192 x 1024, 2048 x 16384, 65536 x 1024, float32, fast and exact schedules, bytes "
+     "that must move, next to TorchLean's ATen log-step prefix",
      95, scan_benchmarks, "", []() -> std::vector<std::string> {
        return {kAtenFwd, kAtenVarFwd, kAtenBwd, kAtenVarBwd};
      }});

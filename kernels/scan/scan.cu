@@ -219,11 +219,12 @@ ResidentPlan resident_plan(uint64_t steps, uint64_t state, size_t element_bytes,
 }
 
 // The schedule of a call: a rule on T, S, the dtype, the variant and the SM count only, so a
-// call's schedule (and hence its bits) repeats run to run.
+// call's schedule (and hence its bits) repeats run to run. For the resident schedule, `resident`
+// (when given) receives the launch geometry the rule was decided on.
 enum class Schedule { exact, resident, chunked };
 
 Schedule schedule_of(uint64_t steps, uint64_t state, size_t element_bytes, Variant v, bool exact,
-                     const char* op) {
+                     const char* op, ResidentPlan* resident = nullptr) {
   if (exact || state == 0 || steps <= kExactMaxSteps) return Schedule::exact;
   const uint32_t sms = current_sm_count(op);
   if (exact_is_faster(steps, state, v, sms)) return Schedule::exact;
@@ -237,8 +238,9 @@ Schedule schedule_of(uint64_t steps, uint64_t state, size_t element_bytes, Varia
   // schedule (rows of 32 channels) finishes first (measured on the H200 at S = 1024: T 5000,
   // 6144 and 8192 in float32, 6144 and 8192 in float64).
   const ResidentPlan r = resident_plan(steps, state, element_bytes, sms == 0 ? 1 : sms, op);
-  return r.log2c >= sector_log2c(element_bytes) || r.blocks <= sms ? Schedule::resident
-                                                                   : Schedule::chunked;
+  if (r.log2c < sector_log2c(element_bytes) && r.blocks > sms) return Schedule::chunked;
+  if (resident != nullptr) *resident = r;
+  return Schedule::resident;
 }
 
 FastPlan fast_plan(uint64_t steps, uint64_t state, size_t element_bytes, Variant variant) {
@@ -1264,7 +1266,8 @@ void selective_scan_fwd_cuda(const ScanOperands<T>& in, T* out, bool exact, void
   const char* op = in.variable ? "selective_scan_diag_var_fwd" : "selective_scan_diag_fwd";
   if (in.steps == 0 || in.state == 0) return;
   const Variant v = in.variable ? Variant::var_fwd : Variant::fwd;
-  const Schedule schedule = schedule_of(in.steps, in.state, sizeof(T), v, exact, op);
+  ResidentPlan r;
+  const Schedule schedule = schedule_of(in.steps, in.state, sizeof(T), v, exact, op, &r);
   if (schedule == Schedule::exact) {
     const dim3 exact_blocks = exact_grid(in.state, op);
     if (in.variable) {
@@ -1277,7 +1280,6 @@ void selective_scan_fwd_cuda(const ScanOperands<T>& in, T* out, bool exact, void
   }
   if (schedule == Schedule::resident) {  // the constant variant only
     // Marked channels are recomputed inside the block.
-    const ResidentPlan r = resident_plan(in.steps, in.state, sizeof(T), current_sm_count(op), op);
     scan_fwd_resident<T, resident_steps<T>()><<<r.blocks, r.threads, 0, stream>>>(in, out, r.log2c);
     check_launch(op);
     return;
