@@ -288,6 +288,31 @@ TEST_F(FftGpu, PowerOfTwoInverseKernelRepeatsAndIgnoresEndpointImaginaryParts) {
   EXPECT_EQ(bytes_of(*tlrt::irfft1d_packed(*changed, batch, n, true, "t")), first);
 }
 
+// The kernel's plan depends on the length and dtype only: a row's bits are the same in a batch of
+// one and in a batch of many rows (where each block strides over several rows).
+template <class T>
+void row_bits_independent_of_batch(uint64_t n) {
+  const uint64_t batch = 1500, bins = n / 2 + 1;
+  const std::vector<T> spec = random_values<T>(batch * bins * 2, n + sizeof(T));
+  const std::vector<T> all =
+      download<T>(*tlrt::irfft1d_packed(*upload(Backend::cuda, spec), batch, n, true, "t"));
+  for (uint64_t row : {uint64_t{0}, uint64_t{777}, batch - 1}) {
+    const std::vector<T> one_spec(spec.begin() + row * bins * 2,
+                                  spec.begin() + (row + 1) * bins * 2);
+    const std::vector<T> one =
+        download<T>(*tlrt::irfft1d_packed(*upload(Backend::cuda, one_spec), 1, n, true, "t"));
+    EXPECT_EQ(std::memcmp(one.data(), all.data() + row * n, n * sizeof(T)), 0)
+        << "n " << n << ", row " << row << ", " << sizeof(T) * 8 << "-bit";
+  }
+}
+
+TEST_F(FftGpu, PowerOfTwoInverseKernelRowBitsDoNotDependOnTheBatch) {
+  for (uint64_t n : {uint64_t{1024}, uint64_t{2048}, uint64_t{4096}}) {
+    row_bits_independent_of_batch<float>(n);
+    row_bits_independent_of_batch<double>(n);
+  }
+}
+
 TEST_F(FftGpu, TenRunsUnderTheDeterministicSettingGiveIdenticalBits) {
   const uint32_t deterministic = static_cast<uint32_t>(tlrt::Setting::deterministic);
   const uint32_t before = tlrt::get_setting(deterministic);

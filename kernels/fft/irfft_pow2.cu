@@ -2,10 +2,11 @@
 // row at a time, its threads over the row's butterflies. Per row: the first pass forms its inputs
 // Z_k from the packed row (one read of the spectrum, fetched into registers while the previous
 // row's passes run: each thread holds the values of a butterfly and its partner, whose inputs pair
-// up, first_pass_inputs) and writes its outputs to shared memory; the radix-8 Stockham passes
-// follow (the pass geometry a compile-time constant), between two row buffers where they fit and
-// in place otherwise, the last pass written straight to the row's n reals. The twiddle tables are
-// built once per block; the grid is one wave of resident blocks striding over the rows.
+// up, first_pass_inputs) and writes its outputs to shared memory; the Stockham passes of radix 8
+// or 16 follow (the plan and the pass geometry compile-time constants: one kernel a plan), between
+// two row buffers where they fit and in place otherwise, the last pass written straight to the
+// row's n reals. The twiddle tables are built once per block; the grid is one wave of resident
+// blocks striding over the rows.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -16,9 +17,10 @@
 namespace tlrt::kernels {
 namespace {
 
-// Threads of a block: one per radix-8 butterfly, at least a warp and at most 256.
-template <int kLogH>
-constexpr int kPow2Threads = kLogH <= 8 ? 32 : (kLogH >= 11 ? 256 : (1 << kLogH) / 8);
+// Threads of a block: one per butterfly of the later passes (radix 2^kL), at least a warp and at
+// most 256.
+template <int kLogH, int kL>
+constexpr int kPow2Threads = std::max(32, std::min(256, (1 << kLogH) >> kL));
 
 // Position of row entry i in shared memory: one padding entry after every 128 bytes, so that the
 // strided writes of the early passes fall into different banks.
@@ -32,11 +34,11 @@ __device__ __forceinline__ uint32_t padded(uint32_t i) {
 // the pass's twiddles from `tw` (its own table); the last pass writes `dst` (the row's reals as
 // h complex values) instead. In place (from == to) every thread's reads end at a barrier before
 // any thread writes; between two buffers only the barrier after the writes remains.
-template <class T, int kLogH, int R, int kLogNs, bool kLast, bool kInPlace>
+template <class T, int kLogH, int kL, int R, int kLogNs, bool kLast, bool kInPlace>
 __device__ __forceinline__ void pow2_pass(const Cplx<T>* from, Cplx<T>* to, const Cplx<T>* tw,
                                           Cplx<T>* __restrict__ dst) {
   constexpr uint32_t h = uint32_t{1} << kLogH, ns = uint32_t{1} << kLogNs, butterflies = h / R;
-  constexpr int kThreads = kPow2Threads<kLogH>;
+  constexpr int kThreads = kPow2Threads<kLogH, kL>;
   constexpr int kPer = (static_cast<int>(butterflies) + kThreads - 1) / kThreads;
   // Only the smallest lengths have fewer butterflies than threads.
   constexpr bool kGuard = static_cast<int>(butterflies) % kThreads != 0;
@@ -77,42 +79,45 @@ __device__ __forceinline__ void pow2_pass(const Cplx<T>* from, Cplx<T>* to, cons
 }
 
 // The number of passes of a row.
-template <int kLogH>
-constexpr int kPow2Passes = 1 + (kLogH - first_pass_log_radix(kLogH)) / 3;
+template <int kLogH, int kL>
+constexpr int kPow2Passes = pow2_pass_count(kLogH, kL);
 
-// The radix-8 passes from sub-transform size 2^kLogNs on; pass kIndex reads buffer a when kIndex
+// The later passes from sub-transform size 2^kLogNs on; pass kIndex reads buffer a when kIndex
 // is even and b when odd, and writes the other (a == b: one buffer, in place).
-template <class T, int kLogH, int kLogNs, int kIndex, bool kInPlace>
-__device__ __forceinline__ void radix8_passes(Cplx<T>* a, Cplx<T>* b, const Cplx<T>* tw,
-                                              Cplx<T>* __restrict__ dst) {
-  constexpr bool kLast = kLogNs + 3 == kLogH;
+template <class T, int kLogH, int kL, int kLogNs, int kIndex, bool kInPlace>
+__device__ __forceinline__ void later_passes(Cplx<T>* a, Cplx<T>* b, const Cplx<T>* tw,
+                                             Cplx<T>* __restrict__ dst) {
+  constexpr bool kLast = kLogNs + kL == kLogH;
   Cplx<T>* from = kIndex % 2 == 0 ? a : b;
   Cplx<T>* to = kIndex % 2 == 0 ? b : a;
-  pow2_pass<T, kLogH, 8, kLogNs, kLast, kInPlace>(from, to, tw + pass_twiddle_offset(kLogH, kLogNs),
-                                                  dst);
-  if constexpr (!kLast) radix8_passes<T, kLogH, kLogNs + 3, kIndex + 1, kInPlace>(a, b, tw, dst);
+  pow2_pass<T, kLogH, kL, 1 << kL, kLogNs, kLast, kInPlace>(
+      from, to, tw + pass_twiddle_offset(kLogH, kL, kLogNs), dst);
+  if constexpr (!kLast) {
+    later_passes<T, kLogH, kL, kLogNs + kL, kIndex + 1, kInPlace>(a, b, tw, dst);
+  }
 }
 
 // The first pass (radix R0, ns = 1: no twiddles) from the spectrum values in registers: the thread
 // takes butterflies j = threadIdx.x + kThreads b < B/2, b < kHalf, and their partners, and writes
 // their outputs to `to`, then waits at a barrier (at n = 1024 half the threads have no pair).
-template <class T, int kLogH>
-constexpr int kPow2FirstRadix = 1 << first_pass_log_radix(kLogH);
-template <class T, int kLogH>
-constexpr uint32_t kPow2FirstPairs = (uint32_t{1} << kLogH) / kPow2FirstRadix<T, kLogH> / 2;
-template <class T, int kLogH>
-constexpr int kPow2FirstHalf =
-    (static_cast<int>(kPow2FirstPairs<T, kLogH>) + kPow2Threads<kLogH> - 1) / kPow2Threads<kLogH>;
+template <int kLogH, int kL>
+constexpr int kPow2FirstRadix = 1 << first_pass_log_radix(kLogH, kL);
+template <int kLogH, int kL>
+constexpr uint32_t kPow2FirstPairs = (uint32_t{1} << kLogH) / kPow2FirstRadix<kLogH, kL> / 2;
+template <int kLogH, int kL>
+constexpr int kPow2FirstHalf = (static_cast<int>(kPow2FirstPairs<kLogH, kL>) +
+                                kPow2Threads<kLogH, kL> - 1) /
+                               kPow2Threads<kLogH, kL>;
 
-template <class T, int kLogH>
+template <class T, int kLogH, int kL>
 __device__ __forceinline__ void first_pass(
-    const Cplx<T> (&xj)[kPow2FirstHalf<T, kLogH>][kPow2FirstRadix<T, kLogH>],
-    const Cplx<T> (&xm)[kPow2FirstHalf<T, kLogH>][kPow2FirstRadix<T, kLogH>], Cplx<T> xh,
+    const Cplx<T> (&xj)[kPow2FirstHalf<kLogH, kL>][kPow2FirstRadix<kLogH, kL>],
+    const Cplx<T> (&xm)[kPow2FirstHalf<kLogH, kL>][kPow2FirstRadix<kLogH, kL>], Cplx<T> xh,
     const Cplx<T>* table, bool scaled, T scale, Cplx<T>* to) {
   constexpr uint32_t h = uint32_t{1} << kLogH;
-  constexpr int R0 = kPow2FirstRadix<T, kLogH>, kHalf = kPow2FirstHalf<T, kLogH>;
-  constexpr int kThreads = kPow2Threads<kLogH>;
-  constexpr uint32_t kPairs = kPow2FirstPairs<T, kLogH>;
+  constexpr int R0 = kPow2FirstRadix<kLogH, kL>, kHalf = kPow2FirstHalf<kLogH, kL>;
+  constexpr int kThreads = kPow2Threads<kLogH, kL>;
+  constexpr uint32_t kPairs = kPow2FirstPairs<kLogH, kL>;
   static_assert(kPairs % kThreads == 0 || kHalf == 1, "geometry");
 #pragma unroll
   for (int b = 0; b < kHalf; ++b) {
@@ -150,28 +155,29 @@ constexpr uint64_t kPow2BlockBytes = irfft_pow2_shared_bytes(uint64_t{2} << kLog
 // Blocks an SM the registers must allow: enough for 768 threads an SM in float32 from n = 2048
 // and 512 otherwise (float64 values take two registers; below n = 2048 a thread of the first
 // pass holds eight butterfly inputs and their spectrum values), as far as the shared memory
-// admits them (a block's is at most kPow2InverseSharedBytes, so at least two).
-template <class T, int kLogH>
+// admits them (a block's is at most kPow2InverseSharedBytes, so at least two). The shared memory
+// is the tighter limit for the radix-16 plans (163 to 244 registers a thread).
+template <class T, int kLogH, int kL>
 constexpr int kPow2MinBlocks = static_cast<int>(
-    std::min<uint64_t>((sizeof(T) == 4 && kLogH >= 10 ? 768 : 512) / kPow2Threads<kLogH>,
+    std::min<uint64_t>((sizeof(T) == 4 && kLogH >= 10 ? 768 : 512) / kPow2Threads<kLogH, kL>,
                        (uint64_t{227} << 10) / kPow2BlockBytes<T, kLogH>));
 
-template <class T, int kLogH>
-__global__ void __launch_bounds__(kPow2Threads<kLogH>, kPow2MinBlocks<T, kLogH>)
+template <class T, int kLogH, int kL>
+__global__ void __launch_bounds__(kPow2Threads<kLogH, kL>, kPow2MinBlocks<T, kLogH, kL>)
     irfft_pow2_kernel(const T* __restrict__ spec, uint64_t batch, bool scaled, T scale,
                       T* __restrict__ out) {
   constexpr uint32_t h = uint32_t{1} << kLogH;
-  constexpr int kThreads = kPow2Threads<kLogH>;
+  constexpr int kThreads = kPow2Threads<kLogH, kL>;
   extern __shared__ unsigned char pow2_smem[];
   Cplx<T>* table = reinterpret_cast<Cplx<T>*>(pow2_smem);  // e^{pi i k / h}, k < h
   Cplx<T>* tw = table + h;                                 // the passes' own tables
-  Cplx<T>* data = tw + pass_twiddle_offset(kLogH, kLogH);  // the row, padded
+  Cplx<T>* data = tw + (h - 1);                            // the row, padded
   constexpr bool kTwoRows = kPow2TwoRows<T, kLogH>;
   Cplx<T>* other = kTwoRows ? data + kPow2RowBytes<T, kLogH> / sizeof(Cplx<T>) : data;
   // The spectrum values of this thread's first-pass butterflies and their partners, fetched a row
   // ahead while the passes run (the first row's while the tables are built); X_h for butterfly 0
   // (thread 0).
-  constexpr int R0 = kPow2FirstRadix<T, kLogH>, kHalf = kPow2FirstHalf<T, kLogH>;
+  constexpr int R0 = kPow2FirstRadix<kLogH, kL>, kHalf = kPow2FirstHalf<kLogH, kL>;
   constexpr uint32_t kFirstButterflies = h / R0;
   Cplx<T> xj[kHalf][R0], xm[kHalf][R0], xh = {T(0), T(0)};
   auto fetch = [&](uint64_t row) {
@@ -179,7 +185,7 @@ __global__ void __launch_bounds__(kPow2Threads<kLogH>, kPow2MinBlocks<T, kLogH>)
 #pragma unroll
     for (int b = 0; b < kHalf; ++b) {
       const uint32_t j = threadIdx.x + uint32_t{kThreads} * b;
-      if (kPow2FirstPairs<T, kLogH> % kThreads != 0 && j >= kPow2FirstPairs<T, kLogH>) break;
+      if (kPow2FirstPairs<kLogH, kL> % kThreads != 0 && j >= kPow2FirstPairs<kLogH, kL>) break;
       const uint32_t m = static_cast<uint32_t>(first_pass_partner(j, kFirstButterflies));
 #pragma unroll
       for (int r = 0; r < R0; ++r) {
@@ -209,9 +215,9 @@ __global__ void __launch_bounds__(kPow2Threads<kLogH>, kPow2MinBlocks<T, kLogH>)
     table[k] = {-w.im, w.re};
   }
   __syncthreads();
-  for (int l = 0, lr = first_pass_log_radix(kLogH); l < kLogH; l += lr, lr = 3) {
+  for (int l = 0, lr = first_pass_log_radix(kLogH, kL); l < kLogH; l += lr, lr = kL) {
     const uint32_t ns = uint32_t{1} << l, radix = uint32_t{1} << lr;
-    const uint32_t offset = pass_twiddle_offset(kLogH, l);
+    const uint32_t offset = pass_twiddle_offset(kLogH, kL, l);
     for (uint32_t e = threadIdx.x; e < (radix - 1) * ns; e += kThreads) {
       tw[offset + e] = stockham_twiddle(table, h, ns, radix, e % ns, e / ns + 1);
     }
@@ -221,14 +227,14 @@ __global__ void __launch_bounds__(kPow2Threads<kLogH>, kPow2MinBlocks<T, kLogH>)
   Cplx<T>* a = data;
   Cplx<T>* b = other;
   for (; row < batch; row += gridDim.x) {
-    first_pass<T, kLogH>(xj, xm, xh, table, scaled, scale, b);
+    first_pass<T, kLogH, kL>(xj, xm, xh, table, scaled, scale, b);
     if (row + gridDim.x < batch) fetch(row + gridDim.x);
     Cplx<T>* y = reinterpret_cast<Cplx<T>*>(out) + row * h;
-    radix8_passes<T, kLogH, first_pass_log_radix(kLogH), 1, !kTwoRows>(a, b, tw, y);
+    later_passes<T, kLogH, kL, first_pass_log_radix(kLogH, kL), 1, !kTwoRows>(a, b, tw, y);
     // The next row's first pass writes b. In place, the last pass's reads ended at its barrier.
     // Between two rows, when the last pass read b (an even number of passes), the rows trade
     // places: a was last read by the pass before, which ended at a barrier.
-    if constexpr (kTwoRows && kPow2Passes<kLogH> % 2 == 0) {
+    if constexpr (kTwoRows && kPow2Passes<kLogH, kL> % 2 == 0) {
       Cplx<T>* t = a;
       a = b;
       b = t;
@@ -236,15 +242,18 @@ __global__ void __launch_bounds__(kPow2Threads<kLogH>, kPow2MinBlocks<T, kLogH>)
   }
 }
 
+// One wave of resident blocks (at most one a row) striding over the rows, under the plan of the
+// length and dtype.
 template <class T, int kLogH>
 void launch_pow2(const T* spec, uint64_t batch, bool scaled, T scale, T* out, cudaStream_t stream,
                  const char* op) {
-  constexpr int kThreads = kPow2Threads<kLogH>;
+  constexpr int kL = pow2_later_log_radix(kLogH, sizeof(T));
+  constexpr int kThreads = kPow2Threads<kLogH, kL>;
   constexpr size_t bytes = kPow2BlockBytes<T, kLogH>;
-  const int per_sm = resident_blocks_per_sm<irfft_pow2_kernel<T, kLogH>>(kThreads, bytes, op);
+  const int per_sm = resident_blocks_per_sm<irfft_pow2_kernel<T, kLogH, kL>>(kThreads, bytes, op);
   const uint64_t wave = uint64_t{current_sm_count(op)} * static_cast<uint64_t>(per_sm);
   const uint64_t blocks = std::min(batch, wave);
-  irfft_pow2_kernel<T, kLogH>
+  irfft_pow2_kernel<T, kLogH, kL>
       <<<static_cast<unsigned>(blocks), kThreads, bytes, stream>>>(spec, batch, scaled, scale, out);
   check_launch(op);
 }

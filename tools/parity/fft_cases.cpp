@@ -1,7 +1,7 @@
 // Parity cases of the FFT family (SPEC-ops 12) and the legacy spectral convolution pair (SPEC-ops
 // 16): rfft1d_packed, irfft1d_packed and irfft1d_packed_unnormalized in float32 and float64 for
-// n in {1, 2, 3, 4, 5, 7, 8, 16, 17, 97, 127, 128, 1000, 1024, 4096, 4097} and batches from 1 to
-// 64, and the spectral pair on small FNO-like shapes. Inputs are mixed-sign values in (-1, 1).
+// n in {1, 2, 3, 4, 5, 7, 8, 16, 17, 97, 127, 128, 1000, 1024, 2048, 4096, 4097} and batches from 1
+// to 64, and the spectral pair on small FNO-like shapes. Inputs are mixed-sign values in (-1, 1).
 // Special values are left out: a NaN or an infinity anywhere in a row turns the transform of that
 // row into NaN or infinity element by element in an order that depends on the algorithm (butterfly
 // network, Bluestein, direct), so an element-wise comparison says nothing; the test suite checks
@@ -382,7 +382,8 @@ class SpectralCase : public ComparedCase {
 
 CaseList make_fft_cases(const Options& options) {
   CaseList cases;
-  const uint32_t lengths[] = {1, 2, 3, 4, 5, 7, 8, 16, 17, 97, 127, 128, 1000, 1024, 4096, 4097};
+  const uint32_t lengths[] = {1,  2,   3,   4,    5,    7,    8,    16,  17,
+                              97, 127, 128, 1000, 1024, 2048, 4096, 4097};
   for (FftOp op : {FftOp::rfft, FftOp::irfft, FftOp::irfft_unnormalized}) {
     for (Dtype dtype : {Dtype::f32, Dtype::f64}) {
       const uint64_t base = case_key(options.seed, op_name(op), dtype == Dtype::f32);
