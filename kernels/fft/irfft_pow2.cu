@@ -97,6 +97,20 @@ __device__ __forceinline__ void later_passes(Cplx<T>* a, Cplx<T>* b, const Cplx<
   }
 }
 
+// The twiddle tables of the later passes, from sub-transform size 2^kLogNs on, each entry as
+// stockham_twiddle gives it (the first pass's entries are all 1 and go unread, so they are not
+// written). The pass geometry is a compile-time constant, so the index arithmetic is shifts and
+// masks rather than divisions.
+template <class T, int kLogH, int kL, int kLogNs>
+__device__ __forceinline__ void build_pass_tables(const Cplx<T>* table, Cplx<T>* tw) {
+  constexpr uint32_t h = uint32_t{1} << kLogH, ns = uint32_t{1} << kLogNs;
+  constexpr uint32_t radix = uint32_t{1} << kL, offset = pass_twiddle_offset(kLogH, kL, kLogNs);
+  for (uint32_t e = threadIdx.x; e < (radix - 1) * ns; e += kPow2Threads<kLogH, kL>) {
+    tw[offset + e] = stockham_twiddle(table, h, ns, radix, e & (ns - 1), (e >> kLogNs) + 1);
+  }
+  if constexpr (kLogNs + kL < kLogH) build_pass_tables<T, kLogH, kL, kLogNs + kL>(table, tw);
+}
+
 // The first pass (radix R0, ns = 1: no twiddles) from the spectrum values in registers: the thread
 // takes butterflies j = threadIdx.x + kThreads b < B/2, b < kHalf, and their partners, and writes
 // their outputs to `to`, then waits at a barrier (at n = 1024 half the threads have no pair).
@@ -199,10 +213,16 @@ __global__ void __launch_bounds__(kPow2Threads<kLogH, kL>, kPow2MinBlocks<T, kLo
   if (row < batch) fetch(row);
   // e^{pi i k / h}: sincospi for k <= h/4, the rest by the exact symmetries
   // e^{i (pi/2 - t)} = (sin t, cos t) and e^{i (pi/2 + t)} = (-sin t, cos t).
-  for (uint32_t k = threadIdx.x; k <= h / 4; k += kThreads) {
-    double s = 0, c = 0;
-    sincospi(static_cast<double>(k) / static_cast<double>(h), &s, &c);
-    table[k] = {static_cast<T>(c), static_cast<T>(s)};
+  // Each thread's values are independent: unrolled, their evaluations overlap.
+  constexpr uint32_t kQuarterRounds = (h / 4 + kThreads) / kThreads;
+#pragma unroll
+  for (uint32_t i = 0; i < kQuarterRounds; ++i) {
+    const uint32_t k = threadIdx.x + i * kThreads;
+    if (k <= h / 4) {
+      double s = 0, c = 0;
+      sincospi(static_cast<double>(k) / static_cast<double>(h), &s, &c);
+      table[k] = {static_cast<T>(c), static_cast<T>(s)};
+    }
   }
   __syncthreads();
   for (uint32_t k = h / 4 + 1 + threadIdx.x; k < h / 2; k += kThreads) {
@@ -215,13 +235,7 @@ __global__ void __launch_bounds__(kPow2Threads<kLogH, kL>, kPow2MinBlocks<T, kLo
     table[k] = {-w.im, w.re};
   }
   __syncthreads();
-  for (int l = 0, lr = first_pass_log_radix(kLogH, kL); l < kLogH; l += lr, lr = kL) {
-    const uint32_t ns = uint32_t{1} << l, radix = uint32_t{1} << lr;
-    const uint32_t offset = pass_twiddle_offset(kLogH, kL, l);
-    for (uint32_t e = threadIdx.x; e < (radix - 1) * ns; e += kThreads) {
-      tw[offset + e] = stockham_twiddle(table, h, ns, radix, e % ns, e / ns + 1);
-    }
-  }
+  build_pass_tables<T, kLogH, kL, first_pass_log_radix(kLogH, kL)>(table, tw);
   __syncthreads();  // the twiddle tables
   // Pass p reads `a` when p is even and `b` when odd (a == b: in place). The first pass writes b.
   Cplx<T>* a = data;
