@@ -78,10 +78,6 @@ __device__ __forceinline__ void pow2_pass(const Cplx<T>* from, Cplx<T>* to, cons
   if constexpr (!kLast) __syncthreads();
 }
 
-// The number of passes of a row.
-template <int kLogH, int kL>
-constexpr int kPow2Passes = pow2_pass_count(kLogH, kL);
-
 // The later passes from sub-transform size 2^kLogNs on; pass kIndex reads buffer a when kIndex
 // is even and b when odd, and writes the other (a == b: one buffer, in place).
 template <class T, int kLogH, int kL, int kLogNs, int kIndex, bool kInPlace>
@@ -248,7 +244,7 @@ __global__ void __launch_bounds__(kPow2Threads<kLogH, kL>, kPow2MinBlocks<T, kLo
     // The next row's first pass writes b. In place, the last pass's reads ended at its barrier.
     // Between two rows, when the last pass read b (an even number of passes), the rows trade
     // places: a was last read by the pass before, which ended at a barrier.
-    if constexpr (kTwoRows && kPow2Passes<kLogH, kL> % 2 == 0) {
+    if constexpr (kTwoRows && pow2_pass_count(kLogH, kL) % 2 == 0) {
       Cplx<T>* t = a;
       a = b;
       b = t;
