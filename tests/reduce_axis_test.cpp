@@ -8,8 +8,9 @@
 // a 16-byte boundary (cuda pass only), the ordered column fold's exact bits on inputs where the
 // order shows ([1e8, 1, -1e8] against [1e8, -1e8, 1], an all -0 column giving +0), the fold against
 // an independent host fold for the axis first, in the middle and last and for permuted axis maps,
-// the same bits with the deterministic setting on and off and over ten runs, the empty rules, the
-// ownership counters, and every bad input's panic with its message.
+// long chains over columns of every kind of value (ties, cancellation, specials, subnormals,
+// overflow, 40 binades), the same bits with the deterministic setting on and off and over ten runs,
+// the empty rules, the ownership counters, and every bad input's panic with its message.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -567,6 +568,86 @@ TYPED_TEST(ReduceAxisTyped, OrderedPathsAreBitwiseRepeatable) {
     EXPECT_EQ(sum_axis<T>(x, {64 * 33, 257}, 0), first_front) << run;
     EXPECT_EQ(from_broadcast<T>(x, {257, 64}, {64, 33, 257}, {2, 0, 1}), first_bcast) << run;
   }
+}
+
+// Equal bits, or both NaN (NaN encodings are free, SPEC-ops 2.4: the host's NaN from inf - inf
+// is not the device's).
+template <class T>
+void expect_fold_bits(const std::vector<Bits<T>>& got, const std::vector<T>& want,
+                      const std::string& what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  size_t wrong = 0;
+  for (size_t c = 0; c < got.size(); ++c) {
+    T g;
+    std::memcpy(&g, &got[c], sizeof g);
+    if (got[c] == bits_of(want[c]) || (std::isnan(g) && std::isnan(want[c]))) continue;
+    if (++wrong <= 4) {
+      ADD_FAILURE() << what << ": column " << c << " gives " << g << ", the host fold " << want[c];
+    }
+  }
+  EXPECT_EQ(wrong, 0u) << what;
+}
+
+// Long chains (several chunks of rows, whole and partial; 8- and 16-column tiles; one and two row
+// axes) whose columns each hold one kind of values, so that every tile meets all of them: the
+// bench's uniform [0, 1), symmetric values, steps that tie on the chain's spacing, cancelling
+// pairs (the chain near zero), infinities and NaN, subnormals, overflow to infinity, and
+// magnitudes over 40 binades; -0 sprinkled in.
+TYPED_TEST(ReduceAxisTyped, LongChainsOfEveryValueKindMatchTheHostFold) {
+  using T = TypeParam;
+  constexpr uint64_t kKinds = 8;
+  const T inf = std::numeric_limits<T>::infinity();
+  auto make = [&](uint64_t rows, uint64_t cols, uint32_t seed) {
+    std::mt19937_64 rng(seed);
+    std::uniform_real_distribution<double> unit(0.0, 1.0);
+    std::vector<T> x(rows * cols);
+    for (uint64_t r = 0; r < rows; ++r) {
+      for (uint64_t c = 0; c < cols; ++c) {
+        const double u = unit(rng);
+        double v = 0.0;
+        switch (c % kKinds) {
+          case 0:
+            v = u;
+            break;
+          case 1:
+            v = 2 * u - 1;
+            break;
+          case 2:
+            v = std::ldexp(static_cast<double>(rng() % 8192), -13);
+            break;
+          case 3:
+            v = r % 2 == 0 ? 1e6 * (1 + u * 1e-6) : -1e6 + u;
+            break;
+          case 4: {
+            const uint64_t pick = rng() % 4096;
+            v = pick == 0 ? inf : pick == 1 ? -inf : pick == 2 ? std::nan("") : 2 * u - 1;
+            break;
+          }
+          case 5:
+            v = (2 * u - 1) * 1e-38;
+            break;
+          case 6:
+            v = rng() % 512 == 0 ? 3e38 : (2 * u - 1) * 1e30;
+            break;
+          default:
+            v = std::ldexp(1 + u, static_cast<int>(rng() % 40) - 20) * (rng() % 2 ? 1 : -1);
+        }
+        x[r * cols + c] = rng() % 997 == 0 ? T(-0.0) : static_cast<T>(v);
+      }
+    }
+    return x;
+  };
+  DeterministicScope scope(true);
+  for (auto [rows, cols] : {std::pair<uint64_t, uint64_t>{5000, 64}, {4103, 3000}, {1024, 8}}) {
+    const std::vector<T> x = make(rows, cols, static_cast<uint32_t>(rows + cols));
+    expect_fold_bits<T>(sum_axis<T>(x, {rows, cols}, 0), host_sum_axis(x, {rows, cols}, 0),
+                        std::to_string(rows) + "x" + std::to_string(cols));
+  }
+  // Two row axes apart (row offsets through a table), the kind by the innermost index.
+  const Dims in = {64, 8}, out = {3, 64, 1700, 8}, map = {0, 1, 0, 2};
+  const std::vector<T> d = make(3 * 64 * 1700, 8, 3);
+  expect_fold_bits<T>(from_broadcast<T>(d, in, out, map), host_from_broadcast(d, in, out, map),
+                      "[3, 64, 1700, 8] -> [64, 8]");
 }
 
 // ---------------------------------------------------------------------------------------------

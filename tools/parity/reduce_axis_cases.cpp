@@ -6,7 +6,8 @@
 //     (docs/NUMERICS.md, "Axis reductions").
 // Inputs: random values over 40 binades with special values (NaN, +-0, +-inf: 4% of the maxima's
 // inputs, 0.04% of the sums') and 4% -0, at odd sizes, zero extents and one-element axes: matrices
-// from 0 x 5 up to 2 x 70001 and 65537 x 3, reduce_sum_axis with every axis of ranks 0 to 4,
+// from 0 x 5 up to 2 x 70001 and 65537 x 3, reduce_sum_axis with every axis of ranks 0 to 4
+// (chains of several chunks among them),
 // reduce_from_broadcast with inserted, broadcast and permuted axes. The oracle (without a GPU, or
 // with --oracle) measures the reference backend against independent host evaluations: the maxima
 // and folds bit for bit, the row sums against a long double sum within (u + gamma_n(u_wide))
@@ -379,9 +380,11 @@ CaseList make_reduce_axis_cases(const Options& options) {
     matrices.push_back(r);
   }
   std::vector<Recipe> axes;
-  const std::vector<Dims> dims_list = {
-      {},         {7},        {0, 3},       {3, 0},        {1, 1},       {5, 1, 3}, {33, 65, 7},
-      {1000, 37}, {37, 1000}, {2, 3, 4, 5}, {4099, 1, 17}, {3, 1100, 9}, {9000, 9}, {5, 9000}};
+  // The last two: chains of several chunks in 8- and 16-column tiles.
+  const std::vector<Dims> dims_list = {{},         {7},          {0, 3},        {3, 0},
+                                       {1, 1},     {5, 1, 3},    {33, 65, 7},   {1000, 37},
+                                       {37, 1000}, {2, 3, 4, 5}, {4099, 1, 17}, {3, 1100, 9},
+                                       {9000, 9},  {5, 9000},    {6001, 512},   {2500, 3000}};
   for (const Dims& d : dims_list) {
     for (uint64_t axis = 0; axis < (d.empty() ? 1 : d.size()); ++axis) {
       Recipe r;
@@ -409,6 +412,7 @@ CaseList make_reduce_axis_cases(const Options& options) {
       {{65}, {33, 65, 9}, {0, 1, 0}},
       {{9, 33}, {33, 65, 9}, {2, 0, 1}},
       {{9}, {700, 9, 7}, {0, 1, 0}},
+      {{64, 8}, {5, 64, 900, 8}, {0, 1, 0, 2}},  // two row axes apart, 16-byte pieces
   };
   std::vector<Recipe> broadcasts;
   for (const B& b : bcasts) {
