@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <lean/lean.h>
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -162,6 +163,13 @@ T value_of(typename Dt<T>::Bits b) {
   T v;
   std::memcpy(&v, &b, sizeof v);
   return v;
+}
+
+// Equal bits, or both NaN: the comparison for bit-defined results, whose NaN encodings are free
+// (SPEC-ops 2.4).
+template <class T>
+bool same_bits_or_nan(T got, T want) {
+  return bits_of(got) == bits_of(want) || (std::isnan(got) && std::isnan(want));
 }
 
 // A buffer of dtype T holding exactly `values` (of_bytes_io: no rounding, NaN payloads kept).

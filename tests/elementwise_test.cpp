@@ -134,8 +134,8 @@ std::string hex(double v, uint8_t dt) {
 }
 
 bool same(double got, double want, uint8_t dt) {
-  if (std::isnan(got) && std::isnan(want)) return true;
-  return dt == kF32 ? f32_bits(got) == f32_bits(want) : f64_bits(got) == f64_bits(want);
+  return dt == kF32 ? same_bits_or_nan(static_cast<float>(got), static_cast<float>(want))
+                    : same_bits_or_nan(got, want);
 }
 
 // Equal bits in the dtype, or both NaN (SPEC-ops 2.4).

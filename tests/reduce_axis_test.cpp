@@ -578,9 +578,8 @@ void expect_fold_bits(const std::vector<Bits<T>>& got, const std::vector<T>& wan
   ASSERT_EQ(got.size(), want.size()) << what;
   size_t wrong = 0;
   for (size_t c = 0; c < got.size(); ++c) {
-    T g;
-    std::memcpy(&g, &got[c], sizeof g);
-    if (got[c] == bits_of(want[c]) || (std::isnan(g) && std::isnan(want[c]))) continue;
+    const T g = value_of<T>(got[c]);
+    if (same_bits_or_nan(g, want[c])) continue;
     if (++wrong <= 4) {
       ADD_FAILURE() << what << ": column " << c << " gives " << g << ", the host fold " << want[c];
     }

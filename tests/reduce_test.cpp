@@ -138,8 +138,7 @@ T mean_of(const std::vector<T>& values) {
 // Equal bits, or both NaN (NaN encodings are free, SPEC-ops 2.4).
 template <class T>
 ::testing::AssertionResult same(T got, T want) {
-  if (std::isnan(want) && std::isnan(got)) return ::testing::AssertionSuccess();
-  if (bits_of(got) == bits_of(want)) return ::testing::AssertionSuccess();
+  if (same_bits_or_nan(got, want)) return ::testing::AssertionSuccess();
   return ::testing::AssertionFailure()
          << std::hexfloat << "got " << got << " (bits 0x" << std::hex << +bits_of(got) << "), want "
          << want << " (bits 0x" << +bits_of(want) << ")";

@@ -199,9 +199,7 @@ void expect_same(const std::vector<T>& got, const std::vector<T>& want, const st
   ASSERT_EQ(got.size(), want.size()) << what;
   int reported = 0;
   for (size_t i = 0; i < got.size(); ++i) {
-    const bool same =
-        bits_of(got[i]) == bits_of(want[i]) || (std::isnan(got[i]) && std::isnan(want[i]));
-    if (!same && reported++ < 5) {
+    if (!same_bits_or_nan(got[i], want[i]) && reported++ < 5) {
       ADD_FAILURE() << what << " [" << i << "]: got " << got[i] << " (0x" << std::hex
                     << bits_of(got[i]) << ") want " << want[i] << " (0x" << bits_of(want[i])
                     << std::dec << ")";
