@@ -124,6 +124,39 @@ lean_obj_res io_call(F&& body, const char* op = __builtin_FUNCTION()) {
   }
 }
 
+// Lean's `Except String α`: error is constructor 0, ok constructor 1, one object field each.
+inline lean_obj_res except_ok(lean_obj_arg value) {
+  lean_object* result = lean_alloc_ctor(1, 1, 0);
+  lean_ctor_set(result, 0, value);
+  return result;
+}
+inline lean_obj_res except_error(const std::string& message) {
+  lean_object* result = lean_alloc_ctor(0, 1, 0);
+  lean_ctor_set(result, 0, lean_mk_string(message.c_str()));
+  return result;
+}
+
+// Pure symbols with an `Except String α` result (the legacy attention pair): `body` returns the
+// owned success value, returned as `Except.ok`; every failure (out of memory and a failed
+// initialisation included) becomes `Except.error` with the message. A non-external object where a
+// buffer is expected still panics (record_of).
+template <class F>
+lean_obj_res except_call(F&& body, const char* op = __builtin_FUNCTION()) {
+  try {
+    OpRange range(op);
+    GuardedScope scope;
+    return except_ok(body());
+  } catch (const Error& e) {
+    return except_error(e.what());
+  } catch (const std::bad_alloc&) {
+    return except_error("tlrt: host out of memory");
+  } catch (const std::exception& e) {
+    return except_error(std::string("tlrt: ") + e.what());
+  } catch (...) {
+    return except_error("tlrt: unknown failure");
+  }
+}
+
 // Unguarded symbols: no initialisation, no device switch; failures still panic with a message.
 template <class F>
 auto unguarded_call(F&& body, const char* op = __builtin_FUNCTION()) -> decltype(body()) {

@@ -287,6 +287,11 @@ PURE_OBJ(torchlean_cuda_buffer_spectral_conv1d_rfft_fwd,
 PURE_OBJ(torchlean_cuda_buffer_spectral_conv1d_rfft_bwd,
          (b_lean_obj_arg x, b_lean_obj_arg wRe, b_lean_obj_arg wIm, b_lean_obj_arg dY,
           uint32_t grid, uint32_t width, uint32_t modes))
+/* ---- legacy attention (symbols-ops.tsv, legacy rows) */
+PURE_OBJ(torchlean_libtorch_attention_fwd,
+         (b_lean_obj_arg Q, b_lean_obj_arg K, b_lean_obj_arg V, b_lean_obj_arg mask,
+          uint32_t hasMask, uint32_t batch, uint32_t n, uint32_t d, double scale))
+PURE_OBJ(torchlean_libtorch_attention_bwd, (b_lean_obj_arg out, b_lean_obj_arg dOut))
 /* ---- pool (SPEC-ops 14.3-14.5) */
 PURE_OBJ(torchlean_cuda_maxpool_fwd,
          (b_lean_obj_arg input, b_lean_obj_arg inSpatial, b_lean_obj_arg kernel,

@@ -63,6 +63,7 @@ Buffer::~Buffer() {
 }
 
 bool Buffer::release() {
+  context_.reset();
   if (released_) return false;
   released_ = true;
   const uint64_t b = bytes();

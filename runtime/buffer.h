@@ -8,10 +8,18 @@
 
 #include <cstdint>
 #include <memory>
+#include <utility>
 
 #include "runtime/dtype.h"
 
 namespace tlrt {
+
+// State an op keeps on its result for a later op (the legacy attention pair keeps its saved
+// operands on the forward's output). Owned by the buffer; dropped by release() and destruction.
+class BufferContext {
+ public:
+  virtual ~BufferContext() = default;
+};
 
 class Buffer {
  public:
@@ -40,9 +48,14 @@ class Buffer {
   Buffer(const Buffer&) = delete;
   Buffer& operator=(const Buffer&) = delete;
 
-  // Drops the payload now (returned to the allocator, stream-ordered). Returns true exactly when
-  // a nonempty payload was retired; later calls return false. The size becomes 0.
+  // Drops the payload now (returned to the allocator, stream-ordered) and any context. Returns
+  // true exactly when a nonempty payload was retired; later calls return false. The size becomes 0.
   bool release();
+
+  // The context attached by the op that made this buffer; null when there is none or after
+  // release(). Copies of a buffer never carry it.
+  BufferContext* context() const { return context_.get(); }
+  void set_context(std::unique_ptr<BufferContext> context) { context_ = std::move(context); }
 
   bool released() const { return released_; }
   uint64_t size() const { return size_; }
@@ -70,6 +83,7 @@ class Buffer {
   bool released_ = false;
   uint64_t size_;
   void* data_;
+  std::unique_ptr<BufferContext> context_;
 };
 
 // Throws released_buffer naming `op` when `b` has been released.

@@ -73,27 +73,35 @@ std::unique_ptr<Buffer> bmm(const Buffer& a, const Buffer& b, uint64_t batch, ui
   std::unique_ptr<Buffer> out = Buffer::allocate(a.backend(), a.dtype(), outputs, op);
   if (outputs == 0) return out;
   const kernels::MatmulShape shape{batch, m, n, p, transpose_a, transpose_b};
+  queue_product(a.backend(), a.dtype(), a.data(), b.data(), out->data(), shape, op);
+  return out;
+}
+
+void queue_product(Backend backend, Dtype dtype, const void* a, const void* b, void* c,
+                   const kernels::MatmulShape& shape, const char* op) {
   on_backend(
-      a.backend(), a.dtype(), op,
+      backend, dtype, op,
       [&](auto as) {
         using T = typename decltype(as)::type;
-        kernels::bmm_ref(a.as<T>(), b.as<T>(), out->as<T>(), shape);
+        kernels::bmm_ref(static_cast<const T*>(a), static_cast<const T*>(b), static_cast<T*>(c),
+                         shape);
       },
       [&](auto as, CUstream_st* s) {
         using T = typename decltype(as)::type;
+        const auto* x = static_cast<const T*>(a);
+        const auto* y = static_cast<const T*>(b);
+        auto* z = static_cast<T*>(c);
 #if TLRT_HAVE_CUDA
         if (kernels::bmm_small_fits(shape) && g_small_wanted.on()) {
-          kernels::bmm_small_cuda(a.as<T>(), b.as<T>(), out->as<T>(), shape, s, op);
+          kernels::bmm_small_cuda(x, y, z, shape, s, op);
           return;
         }
 #endif
         // TF32 concerns float32 only; float64 products always run in the strict mode.
         const bool tf32 = sizeof(T) == 4 && setting_enabled(Setting::matmul_tf32);
-        with_cublas(tf32, [&](cublasContext* handle) {
-          kernels::bmm_cuda(a.as<T>(), b.as<T>(), out->as<T>(), shape, handle, s, op);
-        });
+        with_cublas(
+            tf32, [&](cublasContext* handle) { kernels::bmm_cuda(x, y, z, shape, handle, s, op); });
       });
-  return out;
 }
 
 uint64_t dgemm_output_size(uint64_t a_size, uint64_t b_size, uint64_t m, uint64_t n, uint64_t p,

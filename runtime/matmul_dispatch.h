@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "kernels/matmul/matmul.h"
 #include "runtime/buffer.h"
 
 namespace tlrt {
@@ -24,6 +25,12 @@ void require_transpose_flags(uint32_t transpose_a, uint32_t transpose_b, const c
 std::unique_ptr<Buffer> bmm(const Buffer& a, const Buffer& b, uint64_t batch, uint64_t m,
                             uint64_t n, uint64_t p, bool transpose_a, bool transpose_b,
                             const char* op);
+
+// The product bmm queues, on raw payloads of `dtype` on `backend`: validated nonzero extents
+// (depth may be 0), c with room for batch * m * p scalars, shape.alpha as given. For ops that
+// compose products on their own temporaries (the legacy attention pair).
+void queue_product(Backend backend, Dtype dtype, const void* a, const void* b, void* c,
+                   const kernels::MatmulShape& shape, const char* op);
 
 // Products of at most kernels::kSmallProductWork multiply-adds run on tlrt's small-product kernel
 // (kernels/matmul/matmul_small.cu: one launch, no cuBLAS host path; strict in both dtypes) unless

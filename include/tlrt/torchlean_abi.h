@@ -289,6 +289,12 @@ TLRT_EXPORT lean_obj_res torchlean_cuda_buffer_spectral_conv1d_rfft_fwd(
 TLRT_EXPORT lean_obj_res torchlean_cuda_buffer_spectral_conv1d_rfft_bwd(
     b_lean_obj_arg x, b_lean_obj_arg wRe, b_lean_obj_arg wIm, b_lean_obj_arg dY, uint32_t grid,
     uint32_t width, uint32_t modes);
+/* ---- legacy attention with a saved context (symbols-ops.tsv, legacy rows; Except results) */
+TLRT_EXPORT lean_obj_res torchlean_libtorch_attention_fwd(b_lean_obj_arg Q, b_lean_obj_arg K,
+                                                          b_lean_obj_arg V, b_lean_obj_arg mask,
+                                                          uint32_t hasMask, uint32_t batch,
+                                                          uint32_t n, uint32_t d, double scale);
+TLRT_EXPORT lean_obj_res torchlean_libtorch_attention_bwd(b_lean_obj_arg out, b_lean_obj_arg dOut);
 /* ---- conv: convolution (SPEC-ops 14.1, 14.2, 14.6) */
 TLRT_EXPORT lean_obj_res torchlean_cuda_conv_fwd(b_lean_obj_arg input, b_lean_obj_arg kernel,
                                                  b_lean_obj_arg bias, b_lean_obj_arg inSpatial,

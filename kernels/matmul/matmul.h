@@ -21,6 +21,10 @@ struct MatmulShape {
   uint64_t p = 0;
   bool transpose_a = false;
   bool transpose_b = false;
+  // C = alpha A'B': alpha is rounded to T and multiplies each finished sum once (one rounding
+  // more; alpha = 1 leaves the sums as they are); alpha = 0 writes +0 without reading A or B (as
+  // BLAS does). The ABI's products use 1; the legacy attention pair folds its scale in here.
+  double alpha = 1.0;
 };
 
 // Reference backend (kernels/matmul/matmul_ref.cpp): for each (b, i, j) the products are

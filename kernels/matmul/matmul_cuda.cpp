@@ -173,8 +173,8 @@ bool lt_transposed_product(const float* a, const float* b, float* c, const Matmu
       checked.workspaceSize != 0) {
     return false;
   }
-  const float one = 1.0f, zero = 0.0f;
-  check_cublas(cublasLtMatmul(lt, o.desc, &one, b, o.a, a, o.b, &zero, c, o.c, c, o.c, &algo,
+  const float alpha = static_cast<float>(s.alpha), zero = 0.0f;
+  check_cublas(cublasLtMatmul(lt, o.desc, &alpha, b, o.a, a, o.b, &zero, c, o.c, c, o.c, &algo,
                               nullptr, 0, stream),
                op, "cublasLtMatmul");
   return true;
@@ -207,16 +207,17 @@ void bmm_cuda(const T* a, const T* b, T* c, const MatmulShape& s, cublasContext*
   const auto depth = static_cast<int64_t>(s.n);
   const auto ldb = static_cast<int64_t>(s.transpose_b ? s.n : s.p);
   const auto lda = static_cast<int64_t>(s.transpose_a ? s.m : s.n);
-  const T one = T(1), zero = T(0);
+  const T alpha = static_cast<T>(s.alpha), zero = T(0);
   if (s.batch == 1) {
-    check_cublas(gemm(handle, op_b, op_a, rows, cols, depth, &one, b, ldb, a, lda, &zero, c, rows),
-                 op, "cublas gemm");
+    check_cublas(
+        gemm(handle, op_b, op_a, rows, cols, depth, &alpha, b, ldb, a, lda, &zero, c, rows), op,
+        "cublas gemm");
     return;
   }
   const auto stride_b = static_cast<long long>(s.n * s.p);
   const auto stride_a = static_cast<long long>(s.m * s.n);
   const auto stride_c = static_cast<long long>(s.m * s.p);
-  check_cublas(gemm_batched(handle, op_b, op_a, rows, cols, depth, &one, b, ldb, stride_b, a, lda,
+  check_cublas(gemm_batched(handle, op_b, op_a, rows, cols, depth, &alpha, b, ldb, stride_b, a, lda,
                             stride_a, &zero, c, rows, stride_c, static_cast<int64_t>(s.batch)),
                op, "cublas strided-batched gemm");
 }

@@ -1,8 +1,9 @@
 // Reference matrix products: for each output row the products of A' row i with B' are accumulated
 // in k order, element by element, in a wider format W (float in double: the product of two floats
 // is exact in double; double in long double), starting from +0 (an all-zero sum is +0), and each
-// sum is rounded once to T at the end. Rows run in contiguous ranges on several host threads
-// (kernels/common/host_parallel.h); each row's order is the one above.
+// sum is rounded once to T at the end (after the product with alpha, when alpha != 1). Rows run in
+// contiguous ranges on several host threads (kernels/common/host_parallel.h); each row's order is
+// the one above.
 #include <cstring>
 #include <vector>
 
@@ -17,7 +18,7 @@ void bmm_ref(const T* a, const T* b, T* c, const MatmulShape& s) {
   using W = typename Wide<T>::type;
   const uint64_t a_batch = s.m * s.n, b_batch = s.n * s.p, c_batch = s.m * s.p;
   if (c_batch == 0 || s.batch == 0) return;
-  if (s.n == 0) {
+  if (s.n == 0 || static_cast<T>(s.alpha) == T(0)) {
     std::memset(c, 0, s.batch * c_batch * sizeof(T));  // +0 in both formats
     return;
   }
@@ -26,6 +27,9 @@ void bmm_ref(const T* a, const T* b, T* c, const MatmulShape& s) {
   const uint64_t b_row = s.transpose_b ? 1 : s.p, b_col = s.transpose_b ? s.n : 1;
   // Output rows (batch, i) are independent: contiguous ranges of them on several threads, each
   // row's sums in the order above, so the bits do not depend on the thread count.
+  // alpha rounded to T, applied to the wide sum: one rounding in all.
+  const bool scaled = s.alpha != 1.0;
+  const W alpha = static_cast<W>(static_cast<T>(s.alpha));
   const uint64_t grain = grain_for_work(s.n * s.p, uint64_t{1} << 20);
   parallel_ranges(s.batch * s.m, grain, [&](uint64_t begin, uint64_t end) {
     std::vector<W> acc(s.p);
@@ -40,7 +44,11 @@ void bmm_ref(const T* a, const T* b, T* c, const MatmulShape& s) {
         const T* bk = bm + k * b_row;
         for (uint64_t j = 0; j < s.p; ++j) acc[j] += aik * static_cast<W>(bk[j * b_col]);
       }
-      for (uint64_t j = 0; j < s.p; ++j) cb[i * s.p + j] = static_cast<T>(acc[j]);
+      if (scaled) {
+        for (uint64_t j = 0; j < s.p; ++j) cb[i * s.p + j] = static_cast<T>(alpha * acc[j]);
+      } else {
+        for (uint64_t j = 0; j < s.p; ++j) cb[i * s.p + j] = static_cast<T>(acc[j]);
+      }
     }
   });
 }

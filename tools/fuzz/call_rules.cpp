@@ -82,7 +82,79 @@ uint64_t saturating_mul(uint64_t a, uint64_t b) {
 // exactly when every size argument agrees with its buffer and every host array is well formed,
 // with a result of the size the spec states; `either` where the rule would need the values of an
 // axis map (broadcast_to, reduce_from_broadcast) or the extent of one axis (reduce_sum_axis).
+// The mask argument of the legacy attention forward with hasMask != 1: never read.
+bool unread_attention_mask(const CallPlan& plan, size_t k) {
+  if (std::strcmp(plan.symbol->spec->symbol, "torchlean_libtorch_attention_fwd") != 0) return false;
+  if (std::strcmp(plan.symbol->spec->params[k].name, "mask") != 0) return false;
+  const int flag = param_named(plan, "hasMask");
+  return flag >= 0 && plan.args[static_cast<size_t>(flag)].value.u32 != 1;
+}
+
+// The legacy attention pair (symbols-ops.tsv, legacy rows; runtime/attention_dispatch.h), with
+// `Except String` results: the forward succeeds exactly when hasMask is 0 or 1, the scale finite
+// and within the float32 range, Q, K, V (and the mask, read only with hasMask = 1) of one dtype
+// and of batch * n * d (batch * n * n) scalars, and an attention provider is enabled for the dtype.
+// The backward needs the context of a forward's output, which the pool's buffers only have when
+// they came from one: either, unless a rule every call obeys already fails it.
+void judge_attention(const CallPlan& plan, const RuleContext& c, Verdict& v, Judgement& j) {
+  auto arg = [&](const char* param) -> const PlannedArg* {
+    const int k = param_named(plan, param);
+    return k >= 0 ? &plan.args[static_cast<size_t>(k)] : nullptr;
+  };
+  auto live = [&](const char* param) -> const PoolBuffer* {
+    const PlannedArg* a = arg(param);
+    return a && a->kind == ArgKind::live_buffer ? &c.pool[a->pool_index] : nullptr;
+  };
+  if (std::strcmp(plan.symbol->spec->symbol, "torchlean_libtorch_attention_bwd") == 0) {
+    const PoolBuffer* out = live("out");
+    const PoolBuffer* dout = live("dOut");
+    if (out != nullptr && dout != nullptr && out->dtype != dout->dtype) {
+      return v.failure("operand dtypes differ");
+    }
+    return v.either("success needs the context of a forward's output");
+  }
+  const uint64_t has_mask = arg("hasMask")->value.u32;
+  const double scale = arg("scale")->value.f64;
+  if (has_mask > 1) return v.failure("hasMask is neither 0 nor 1");
+  if (!std::isfinite(scale) || std::fabs(scale) > 3.4028234663852886e38) {
+    return v.failure("scale not finite or outside the float32 range");
+  }
+  const uint64_t batch = arg("batch")->value.u32, n = arg("n")->value.u32, d = arg("d")->value.u32;
+  const uint64_t elements = saturating_mul(batch, saturating_mul(n, d));
+  const uint64_t scores = saturating_mul(batch, saturating_mul(n, n));
+  if (elements > static_cast<uint64_t>(INT64_MAX) / 8 ||
+      (has_mask == 1 && scores > static_cast<uint64_t>(INT64_MAX) / 8)) {
+    return v.failure("shape overflow");
+  }
+  std::vector<const PoolBuffer*> operands{live("Q"), live("K"), live("V")};
+  if (has_mask == 1) operands.push_back(live("mask"));
+  for (size_t k = 0; k < operands.size(); ++k) {
+    if (operands[k] == nullptr) return v.either("an operand of unknown state");
+    if (operands[k]->size != (k == 3 ? scores : elements)) {
+      return v.failure("operand sizes disagree with batch, n, d");
+    }
+    if (operands[k]->dtype != operands[0]->dtype) return v.failure("operand dtypes differ");
+  }
+  const uint8_t dt = operands[0]->dtype;
+  if (elements != 0 && c.abi.setting(6) == 0 && !(dt == 0 && c.abi.setting(5) == 1)) {
+    return v.failure("no attention provider enabled for the dtype");
+  }
+  if (elements != 0 && scores > static_cast<uint64_t>(INT64_MAX) / 8) {
+    return v.either("the scores' workspace overflows");
+  }
+  // The output, the context (q, k, v, probabilities) and the scores' workspace.
+  const uint64_t width = dtype_width(dt);
+  v.success_within(saturating_mul(saturating_mul(elements, 4) + saturating_mul(scores, 2), width),
+                   c);
+  j.check_result_shape = true;
+  j.expected_result_size = elements;
+  j.expected_result_dtype = dt;
+}
+
 void judge_sized_op(const CallPlan& plan, const RuleContext& c, Verdict& v, Judgement& j) {
+  if (starts_with(plan.symbol->spec->symbol, "torchlean_libtorch_attention_")) {
+    return judge_attention(plan, c, v, j);
+  }
   const std::string name = plan.symbol->spec->symbol;
   const std::string op = starts_with(name, "torchlean_cuda_buffer_")
                              ? name.substr(std::strlen("torchlean_cuda_buffer_"))
@@ -427,6 +499,8 @@ void judge(CallPlan& plan, const RuleContext& c) {
       }
       continue;
     }
+    // attention_fwd reads its mask only with hasMask = 1 (with hasMask > 1 it fails first).
+    if (unread_attention_mask(plan, k)) continue;
     switch (a.kind) {
       case ArgKind::non_buffer:
         non_buffer = true;
@@ -843,8 +917,7 @@ Evaluation check_result_structure(const CallPlan& plan, lean_object* value, cons
   }
   std::vector<lean_object*> buffers;
   collect_result_buffers(value, cls, buffers);
-  const bool except = std::strstr(s.spec->lean_result, "Except") != nullptr;
-  if (!except && static_cast<int>(buffers.size()) != s.result_buffers) {
+  if (static_cast<int>(buffers.size()) != s.result_buffers) {
     e.outcome = Outcome::malformed_result;
     e.detail = "result holds " + std::to_string(buffers.size()) + " buffers, " +
                std::string(s.spec->lean_result) + " has " + std::to_string(s.result_buffers);
@@ -868,12 +941,71 @@ Evaluation check_result_structure(const CallPlan& plan, lean_object* value, cons
 
 }  // namespace
 
+namespace {
+
+// A pure symbol with an `Except String α` result (constructor 0: error with its message,
+// constructor 1: ok with the value): errors are judged as IO errors are.
+Evaluation evaluate_except(const CallPlan& plan, const ReturnValue& result,
+                           const CounterSnapshot& before, const CounterSnapshot& after,
+                           const AbiHandles& abi, const lean_external_class* buffer_class) {
+  const FuzzSymbol& s = *plan.symbol;
+  const Judgement& j = plan.judgement;
+  Evaluation e;
+  lean_object* r = result.object;
+  if (r == nullptr || lean_is_scalar(r) || !lean_is_ctor(r) || lean_ptr_tag(r) > 1 ||
+      lean_ctor_num_objs(r) != 1) {
+    e.outcome = Outcome::malformed_result;
+    e.detail = "not an Except constructor";
+    return e;
+  }
+  lean_object* field = lean_ctor_get(r, 0);
+  if (lean_ptr_tag(r) == 1) {
+    if (j.expect == Expect::failure) {
+      e.outcome = Outcome::wrong_success;
+      e.detail = "Except.ok although the call has " + j.reason;
+      return e;
+    }
+    return check_result_structure(plan, field, abi, buffer_class);
+  }
+  if (lean_is_scalar(field) || !lean_is_string(field)) {
+    e.outcome = Outcome::malformed_error;
+    e.detail = "Except.error without a String";
+    return e;
+  }
+  const std::string message = lean_string_cstr(field);
+  std::string why;
+  if (!message_names_op(s, message, &why)) {
+    e.outcome = Outcome::malformed_error;
+    e.detail = why + ": \"" + message + "\"";
+    return e;
+  }
+  if (j.expect == Expect::success) {
+    e.outcome = Outcome::unexpected_error;
+    e.detail = message;
+    return e;
+  }
+  const std::string moved = moved_counters(before, after);
+  if (!moved.empty()) {
+    e.outcome = Outcome::counter_leak;
+    e.detail = "a failed call moved counters (" + moved + "): " + message;
+    return e;
+  }
+  e.outcome = Outcome::io_error;
+  e.detail = message;
+  return e;
+}
+
+}  // namespace
+
 Evaluation evaluate_return(const CallPlan& plan, const ReturnValue& result,
                            const CounterSnapshot& before, const CounterSnapshot& after,
                            const AbiHandles& abi, const lean_external_class* buffer_class) {
   const FuzzSymbol& s = *plan.symbol;
   const Judgement& j = plan.judgement;
   Evaluation e;
+  if (!s.io() && std::strstr(s.spec->c_return_type, "Except") != nullptr) {
+    return evaluate_except(plan, result, before, after, abi, buffer_class);
+  }
   if (!s.io()) {
     if (j.expect == Expect::failure) {
       e.outcome = Outcome::wrong_success;

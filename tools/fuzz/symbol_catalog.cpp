@@ -199,12 +199,13 @@ RuleKind rule_of(const SymbolSpec& spec) {
   if (group == "counters" || group == "allocator-stats") return RuleKind::always_succeeds;
   if (starts_with(group, "elementwise") || group == "optimizer") return RuleKind::same_shape;
   if (group == "reduction-whole") return RuleKind::whole_reduction;
-  // The groups whose valid calls are fixed by their size arguments (judge_sized_op), and the
-  // legacy spectral pair of the FFT block.
+  // The groups whose valid calls are fixed by their size arguments (judge_sized_op), the legacy
+  // spectral pair of the FFT block and the legacy attention pair.
   if (group == "matmul" || group == "reduction-axis" || group == "shape" ||
       starts_with(group, "indexing") || group == "softmax" || group == "normalization" ||
       group == "scan" || group == "fft" ||
-      starts_with(spec.symbol, "torchlean_cuda_buffer_spectral_conv1d_rfft_")) {
+      starts_with(spec.symbol, "torchlean_cuda_buffer_spectral_conv1d_rfft_") ||
+      starts_with(spec.symbol, "torchlean_libtorch_attention_")) {
     return RuleKind::sized_op;
   }
   // Group conv-pool: convolution and pooling, the array checks and one dtype (judge_sized_op, their
@@ -215,7 +216,11 @@ RuleKind rule_of(const SymbolSpec& spec) {
 
 int result_buffer_count(const SymbolSpec& spec) {
   if (spec.return_type != ReturnCType::object) return 0;
-  const std::string result = spec.lean_result;
+  // `Except String (A x B)`: the Lean declaration's parenthesised result is not parsed; the C
+  // return column spells it too.
+  const std::string result = std::strstr(spec.c_return_type, "Except") != nullptr
+                                 ? spec.c_return_type
+                                 : spec.lean_result;
   int n = 0;
   for (size_t pos = result.find("Buffer"); pos != std::string::npos;
        pos = result.find("Buffer", pos + 6)) {
