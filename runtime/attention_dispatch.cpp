@@ -115,14 +115,19 @@ std::unique_ptr<Buffer> attention_fwd(const Buffer& q, const Buffer& k, const Bu
   const kernels::AttentionShape shape{batch, n, d};
   auto context = std::make_unique<AttentionContext>(backend, dtype, shape, scale, has_mask != 0,
                                                     setting_enabled(Setting::deterministic));
-  std::unique_ptr<Buffer> out = Buffer::allocate(backend, dtype, elements, op);
+  // Every workspace before the output, so that a failed allocation moves no ownership counter.
+  const uint64_t rows = batch * n;
+  std::unique_ptr<Workspace> scores_ws;  // the CUDA path's scores
   if (elements != 0) {
-    const uint64_t rows = batch * n;
     context->q = scalars(backend, dtype, elements, op);
     context->k = scalars(backend, dtype, elements, op);
     context->v = scalars(backend, dtype, elements, op);
     context->probs = scalars(backend, dtype, scores, op);
     context->blocked = std::make_unique<Workspace>(backend, rows, op);
+    if (backend == Backend::cuda) scores_ws = scalars(backend, dtype, scores, op);
+  }
+  std::unique_ptr<Buffer> out = Buffer::allocate(backend, dtype, elements, op);
+  if (elements != 0) {
     auto* blocked = static_cast<uint8_t*>(context->blocked->data());
     const void* mask_data = has_mask != 0 ? mask->data() : nullptr;
     on_backend(
@@ -142,14 +147,11 @@ std::unique_ptr<Buffer> attention_fwd(const Buffer& q, const Buffer& k, const Bu
         [&](auto as, CUstream_st* s) {
           using T = typename decltype(as)::type;
           auto* probs = static_cast<T*>(context->probs->data());
-          {
-            Workspace scores_ws(backend, scores * sizeof(T), op);
-            kernels::MatmulShape qk{batch, n, d, n, false, true};
-            qk.alpha = scale;
-            queue_product(backend, dtype, q.data(), k.data(), scores_ws.data(), qk, op);
-            kernels::softmax_rows_cuda(static_cast<const T*>(scores_ws.data()),
-                                       static_cast<const T*>(mask_data), rows, n, probs, s);
-          }
+          kernels::MatmulShape qk{batch, n, d, n, false, true};
+          qk.alpha = scale;
+          queue_product(backend, dtype, q.data(), k.data(), scores_ws->data(), qk, op);
+          kernels::softmax_rows_cuda(static_cast<const T*>(scores_ws->data()),
+                                     static_cast<const T*>(mask_data), rows, n, probs, s);
           kernels::masked_rows_copy_cuda(k.as<T>(), static_cast<const uint8_t*>(nullptr),
                                          static_cast<T*>(context->k->data()), rows, d, s, op);
           kernels::masked_rows_copy_cuda(v.as<T>(), static_cast<const uint8_t*>(nullptr),
@@ -187,11 +189,18 @@ AttentionGrads attention_bwd(const Buffer& out, const Buffer& dout, const char* 
   check_operand(dout, elements, "dOut", out, "forward output", op);
   const Backend backend = context->backend;
   const Dtype dtype = context->dtype;
+  const uint64_t rows = shape.batch * shape.n, n = shape.n, d = shape.d;
+  // The CUDA path's workspaces before the results, so that a failed allocation moves no
+  // ownership counter: the cotangent with its blocked rows +0 (only with a mask; without one no
+  // row is blocked), and dp / ds.
+  const bool device = backend == Backend::cuda && elements != 0;
+  const uint64_t width = dtype_width(dtype);
+  Workspace masked(backend, device && context->has_mask ? elements * width : 0, op);
+  Workspace ds(backend, device ? rows * n * width : 0, op);
   AttentionGrads g{Buffer::allocate(backend, dtype, elements, op),
                    Buffer::allocate(backend, dtype, elements, op),
                    Buffer::allocate(backend, dtype, elements, op)};
   if (elements == 0) return g;
-  const uint64_t rows = shape.batch * shape.n, n = shape.n, d = shape.d;
   const auto* blocked = static_cast<const uint8_t*>(context->blocked->data());
   const void* q = context->q->data();
   const void* k = context->k->data();
@@ -209,15 +218,12 @@ AttentionGrads attention_bwd(const Buffer& out, const Buffer& dout, const char* 
       [&](auto as, CUstream_st* s) {
         using T = typename decltype(as)::type;
         const uint8_t* flags = context->has_mask ? blocked : nullptr;
-        // The cotangent with its blocked rows +0 (only with a mask; without one no row is).
-        Workspace masked(backend, context->has_mask ? elements * sizeof(T) : 0, op);
         const void* gm = dout.data();
         if (context->has_mask) {
           kernels::masked_rows_copy_cuda(dout.as<T>(), flags, static_cast<T*>(masked.data()), rows,
                                          d, s, op);
           gm = masked.data();
         }
-        Workspace ds(backend, rows * n * sizeof(T), op);
         // dp = g v^T, then ds = p (dp - rowsum(p dp)) in place.
         queue_product(backend, dtype, gm, v, ds.data(),
                       kernels::MatmulShape{shape.batch, n, d, n, false, true}, op);

@@ -943,12 +943,38 @@ Evaluation check_result_structure(const CallPlan& plan, lean_object* value, cons
 
 namespace {
 
+// A call that failed with `message` (an IO error or an `Except.error`): the message names the
+// op, the call was allowed to fail, and it moved no counter.
+Evaluation judge_error(const CallPlan& plan, const std::string& message,
+                       const CounterSnapshot& before, const CounterSnapshot& after) {
+  Evaluation e;
+  std::string why;
+  if (!message_names_op(*plan.symbol, message, &why)) {
+    e.outcome = Outcome::malformed_error;
+    e.detail = why + ": \"" + message + "\"";
+    return e;
+  }
+  if (plan.judgement.expect == Expect::success) {
+    e.outcome = Outcome::unexpected_error;
+    e.detail = message;
+    return e;
+  }
+  const std::string moved = moved_counters(before, after);
+  if (!moved.empty()) {
+    e.outcome = Outcome::counter_leak;
+    e.detail = "a failed call moved counters (" + moved + "): " + message;
+    return e;
+  }
+  e.outcome = Outcome::io_error;
+  e.detail = message;
+  return e;
+}
+
 // A pure symbol with an `Except String α` result (constructor 0: error with its message,
 // constructor 1: ok with the value): errors are judged as IO errors are.
 Evaluation evaluate_except(const CallPlan& plan, const ReturnValue& result,
                            const CounterSnapshot& before, const CounterSnapshot& after,
                            const AbiHandles& abi, const lean_external_class* buffer_class) {
-  const FuzzSymbol& s = *plan.symbol;
   const Judgement& j = plan.judgement;
   Evaluation e;
   lean_object* r = result.object;
@@ -972,27 +998,7 @@ Evaluation evaluate_except(const CallPlan& plan, const ReturnValue& result,
     e.detail = "Except.error without a String";
     return e;
   }
-  const std::string message = lean_string_cstr(field);
-  std::string why;
-  if (!message_names_op(s, message, &why)) {
-    e.outcome = Outcome::malformed_error;
-    e.detail = why + ": \"" + message + "\"";
-    return e;
-  }
-  if (j.expect == Expect::success) {
-    e.outcome = Outcome::unexpected_error;
-    e.detail = message;
-    return e;
-  }
-  const std::string moved = moved_counters(before, after);
-  if (!moved.empty()) {
-    e.outcome = Outcome::counter_leak;
-    e.detail = "a failed call moved counters (" + moved + "): " + message;
-    return e;
-  }
-  e.outcome = Outcome::io_error;
-  e.detail = message;
-  return e;
+  return judge_error(plan, lean_string_cstr(field), before, after);
 }
 
 }  // namespace
@@ -1035,30 +1041,12 @@ Evaluation evaluate_return(const CallPlan& plan, const ReturnValue& result,
     return check_result_structure(plan, lean_io_result_get_value(result.object), abi, buffer_class);
   }
   std::string why;
-  if (!message_names_op(s, io.message, &why)) {
-    e.outcome = Outcome::malformed_error;
-    e.detail = why + ": \"" + io.message + "\"";
-    return e;
-  }
-  if (io.os_code != 0) {
+  if (io.os_code != 0 && message_names_op(s, io.message, &why)) {
     e.outcome = Outcome::malformed_error;
     e.detail = "osCode " + std::to_string(io.os_code) + " (the spec says 0): " + io.message;
     return e;
   }
-  if (j.expect == Expect::success) {
-    e.outcome = Outcome::unexpected_error;
-    e.detail = io.message;
-    return e;
-  }
-  const std::string moved = moved_counters(before, after);
-  if (!moved.empty()) {
-    e.outcome = Outcome::counter_leak;
-    e.detail = "a failed call moved counters (" + moved + "): " + io.message;
-    return e;
-  }
-  e.outcome = Outcome::io_error;
-  e.detail = io.message;
-  return e;
+  return judge_error(plan, io.message, before, after);
 }
 
 }  // namespace tlrt_fuzz
