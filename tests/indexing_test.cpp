@@ -102,9 +102,8 @@ template <class T>
 void expect_same(const Words<T>& got, const Words<T>& want) {
   ASSERT_EQ(got.size(), want.size());
   for (size_t i = 0; i < got.size(); ++i) {
-    if (std::isnan(value<T>(got[i])) && std::isnan(value<T>(want[i]))) continue;
-    ASSERT_EQ(got[i], want[i]) << "at " << i << ": " << value<T>(got[i]) << " vs "
-                               << value<T>(want[i]);
+    ASSERT_TRUE(same_bits_or_nan(value<T>(got[i]), value<T>(want[i])))
+        << "at " << i << ": " << value<T>(got[i]) << " vs " << value<T>(want[i]);
   }
 }
 

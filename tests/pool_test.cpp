@@ -509,8 +509,8 @@ void expect_equal_or_both_nan(const std::vector<Bits<T>>& got, const std::vector
   ASSERT_EQ(got.size(), want.size()) << what;
   for (size_t i = 0; i < got.size(); ++i) {
     const T g = value_of<T>(got[i]);
-    if (std::isnan(g) && std::isnan(want[i])) continue;
-    EXPECT_EQ(got[i], bits_of(want[i])) << what << " at " << i << ": " << g << " vs " << want[i];
+    EXPECT_TRUE(same_bits_or_nan(g, want[i]))
+        << what << " at " << i << ": " << g << " vs " << want[i];
   }
 }
 
