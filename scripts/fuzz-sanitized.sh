@@ -12,7 +12,7 @@
 #   scripts/fuzz-sanitized.sh [BUILD_DIR]          BUILD_DIR defaults to build-asan
 #
 # Environment: FUZZ_SEED (1), FUZZ_CALLS (100000), FUZZ_PASSTHROUGH_CALLS (20000; 0 skips the
-# second run), FUZZ_TIME_LIMIT (seconds each run's calls may take; 480), JOBS (nproc). When the
+# second run), FUZZ_TIME_LIMIT (seconds each run's calls may take; 600), JOBS (nproc). When the
 # time limit stops a run early, the calls made still count and the script says how many ran.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,7 +21,7 @@ BUILD=${1:-build-asan}
 SEED=${FUZZ_SEED:-1}
 CALLS=${FUZZ_CALLS:-100000}
 PASSTHROUGH_CALLS=${FUZZ_PASSTHROUGH_CALLS:-20000}
-TIME_LIMIT=${FUZZ_TIME_LIMIT:-480}
+TIME_LIMIT=${FUZZ_TIME_LIMIT:-600}
 JOBS=${JOBS:-$(nproc)}
 SANITIZE="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
 SANITIZE_LINK="-fsanitize=address,undefined"
