@@ -42,6 +42,11 @@ void attention_fwd_ref(const T* q, const T* k, const T* v, const T* mask, const 
     auto allowed = [&](uint64_t j) { return mi == nullptr || !(mi[j] == T(0)); };
     std::vector<W> p(n);
     bool any = false;
+    // A NaN row: an allowed score NaN or +inf, or every allowed score -inf. Its arithmetic would
+    // give NaN for every allowed probability and every output (exp(s - m) with m NaN or infinite,
+    // and NaN terms in every sum), so it is written as such once known, without the arithmetic
+    // (NaN and infinite long doubles take the x87 unit's slow path).
+    bool nan_row = false;
     W m = -std::numeric_limits<W>::infinity();
     for (uint64_t j = 0; j < n; ++j) {
       if (!allowed(j)) continue;
@@ -52,12 +57,22 @@ void attention_fwd_ref(const T* q, const T* k, const T* v, const T* mask, const 
         acc += static_cast<W>(qi[l]) * static_cast<W>(kb[j * d + l]);
       }
       p[j] = alpha == 0 ? W(0) : alpha * acc;
-      if (std::isnan(p[j]) || p[j] > m) m = std::isnan(m) ? m : p[j];
+      if (std::isnan(p[j]) || p[j] == std::numeric_limits<W>::infinity()) {
+        nan_row = true;
+        break;
+      }
+      if (p[j] > m) m = p[j];
     }
     blocked[r] = any ? 0 : 1;
     if (!any) {
       for (uint64_t j = 0; j < n; ++j) pi[j] = T(0);
       for (uint64_t l = 0; l < d; ++l) oi[l] = T(0);
+      return;
+    }
+    if (nan_row || m == -std::numeric_limits<W>::infinity()) {
+      const T nan = std::numeric_limits<T>::quiet_NaN();
+      for (uint64_t j = 0; j < n; ++j) pi[j] = allowed(j) ? nan : T(0);
+      for (uint64_t l = 0; l < d; ++l) oi[l] = nan;
       return;
     }
     W sum = 0;
