@@ -82,10 +82,6 @@ double scale_of(const Recipe& r) {
   return 1.0;
 }
 
-double unit_draw(uint64_t key, uint64_t i) {  // [0, 1)
-  return static_cast<double>(splitmix64_finalize(key + i) >> 11) * 0x1p-53;
-}
-
 // Rows i with i % 7 == 3 are fully blocked in masked recipes.
 bool blocked_row(uint64_t i) {
   return i % 7 == 3;

@@ -1,5 +1,5 @@
 // The seed of one parity case: a stable 64-bit key for (run seed, op, dtype), so one op replays
-// alone with --only and gets the same inputs as in a full run.
+// alone with --only and gets the same inputs as in a full run; and uniform draws from a key.
 #pragma once
 
 #include <cstdint>
@@ -15,6 +15,11 @@ inline uint64_t case_key(uint64_t seed, const char* op_name, bool f32) {
   }
   using tlrt::random::splitmix64_finalize;
   return splitmix64_finalize(seed ^ splitmix64_finalize(h + (f32 ? 0 : 1)));
+}
+
+// A draw in [0, 1) from a key and an index: the top 53 bits of splitmix64_finalize(key + i).
+inline double unit_draw(uint64_t key, uint64_t i) {
+  return static_cast<double>(tlrt::random::splitmix64_finalize(key + i) >> 11) * 0x1p-53;
 }
 
 }  // namespace tlrt::parity

@@ -75,8 +75,8 @@ double transform_constant(uint64_t n) {
   return 3 * 8 * (ceil_log2(2 * n) + 2);
 }
 
-double draw(uint64_t key, uint64_t i) {  // (-1, 1)
-  return static_cast<double>(splitmix64_finalize(key + i) >> 11) * 0x1p-52 - 1;
+double draw(uint64_t key, uint64_t i) {  // [-1, 1)
+  return 2 * unit_draw(key, i) - 1;
 }
 
 void fill(HostArray& a, uint64_t key) {

@@ -57,10 +57,6 @@ const char* pattern_name(Pattern p) {
   return "";
 }
 
-double unit_draw(uint64_t key, uint64_t i) {  // [0, 1)
-  return static_cast<double>(splitmix64_finalize(key + i) >> 11) * 0x1p-53;
-}
-
 long double gamma_of(uint64_t k, long double u) {
   const long double ku = static_cast<long double>(k) * u;
   return ku / (1 - ku);
