@@ -89,39 +89,39 @@ class GuardedScope {
   SelectedDeviceScope device_;
 };
 
-template <class F>
-auto pure_call(F&& body, const char* op = __builtin_FUNCTION()) -> decltype(body()) {
+// The body of every guarded call: the op's NVTX range, initialisation and the selected device
+// around `body`; a failure becomes on_error(kind, message), whose value is returned: a tlrt::Error
+// with its kind and text, host exhaustion as out_of_memory "tlrt: host out of memory", anything
+// else as device "tlrt: <what>" or "tlrt: unknown failure".
+template <class F, class OnError>
+auto guarded_call(F&& body, OnError&& on_error, const char* op) -> decltype(body()) {
   try {
     OpRange range(op);
     GuardedScope scope;
     return body();
   } catch (const Error& e) {
-    panic(e.what());
+    return on_error(e.kind(), e.what());
   } catch (const std::bad_alloc&) {
-    panic("tlrt: host out of memory");
+    return on_error(ErrorKind::out_of_memory, "tlrt: host out of memory");
   } catch (const std::exception& e) {
-    panic(std::string("tlrt: ") + e.what());
+    return on_error(ErrorKind::device, std::string("tlrt: ") + e.what());
   } catch (...) {
-    panic("tlrt: unknown failure");
+    return on_error(ErrorKind::device, "tlrt: unknown failure");
   }
+}
+
+template <class F>
+auto pure_call(F&& body, const char* op = __builtin_FUNCTION()) -> decltype(body()) {
+  return guarded_call(
+      body, [](ErrorKind, const std::string& message) -> decltype(body()) { panic(message); }, op);
 }
 
 // `body` returns the owned success value (a buffer object, lean_box(0), a boxed scalar, ...).
 template <class F>
 lean_obj_res io_call(F&& body, const char* op = __builtin_FUNCTION()) {
-  try {
-    OpRange range(op);
-    GuardedScope scope;
-    return lean_io_result_mk_ok(body());
-  } catch (const Error& e) {
-    return io_error(e.kind(), e.what());
-  } catch (const std::bad_alloc&) {
-    return io_error(ErrorKind::out_of_memory, "tlrt: host out of memory");
-  } catch (const std::exception& e) {
-    return io_error(ErrorKind::device, std::string("tlrt: ") + e.what());
-  } catch (...) {
-    return io_error(ErrorKind::device, "tlrt: unknown failure");
-  }
+  return guarded_call(
+      [&] { return lean_io_result_mk_ok(body()); },
+      [](ErrorKind kind, const std::string& message) { return io_error(kind, message); }, op);
 }
 
 // Lean's `Except String α`: error is constructor 0, ok constructor 1, one object field each.
@@ -142,19 +142,9 @@ inline lean_obj_res except_error(const std::string& message) {
 // buffer is expected still panics (record_of).
 template <class F>
 lean_obj_res except_call(F&& body, const char* op = __builtin_FUNCTION()) {
-  try {
-    OpRange range(op);
-    GuardedScope scope;
-    return except_ok(body());
-  } catch (const Error& e) {
-    return except_error(e.what());
-  } catch (const std::bad_alloc&) {
-    return except_error("tlrt: host out of memory");
-  } catch (const std::exception& e) {
-    return except_error(std::string("tlrt: ") + e.what());
-  } catch (...) {
-    return except_error("tlrt: unknown failure");
-  }
+  return guarded_call([&] { return except_ok(body()); },
+                      [](ErrorKind, const std::string& message) { return except_error(message); },
+                      op);
 }
 
 // Unguarded symbols: no initialisation, no device switch; failures still panic with a message.
