@@ -14,12 +14,11 @@
 namespace tlrt {
 namespace {
 
-// What the forward leaves on its output for the backward.
+// What the forward leaves on its output for the backward (whose backend and dtype are the
+// output's).
 struct AttentionContext final : BufferContext {
-  AttentionContext(Backend b, Dtype t, kernels::AttentionShape s, double sc, bool m, bool det)
-      : backend(b), dtype(t), shape(s), scale(sc), has_mask(m), deterministic(det) {}
-  Backend backend;
-  Dtype dtype;
+  AttentionContext(kernels::AttentionShape s, double sc, bool m, bool det)
+      : shape(s), scale(sc), has_mask(m), deterministic(det) {}
   kernels::AttentionShape shape;
   double scale;
   bool has_mask;
@@ -113,7 +112,7 @@ std::unique_ptr<Buffer> attention_fwd(const Buffer& q, const Buffer& k, const Bu
   const Dtype dtype = q.dtype();
   if (elements != 0) require_provider(dtype, op);
   const kernels::AttentionShape shape{batch, n, d};
-  auto context = std::make_unique<AttentionContext>(backend, dtype, shape, scale, has_mask != 0,
+  auto context = std::make_unique<AttentionContext>(shape, scale, has_mask != 0,
                                                     setting_enabled(Setting::deterministic));
   // Every workspace before the output, so that a failed allocation moves no ownership counter.
   const uint64_t rows = batch * n;
@@ -184,11 +183,11 @@ AttentionGrads attention_bwd(const Buffer& out, const Buffer& dout, const char* 
     attention_fail(op, "deterministic policy changed between forward and backward");
   }
   const kernels::AttentionShape shape = context->shape;
+  // out is the forward's own live output: its size, dtype and backend are the context's.
   const uint64_t elements = shape.batch * shape.n * shape.d;  // checked by the forward
-  check_operand(out, elements, "forward output", out, "forward output", op);
   check_operand(dout, elements, "dOut", out, "forward output", op);
-  const Backend backend = context->backend;
-  const Dtype dtype = context->dtype;
+  const Backend backend = out.backend();
+  const Dtype dtype = out.dtype();
   const uint64_t rows = shape.batch * shape.n, n = shape.n, d = shape.d;
   // The CUDA path's workspaces before the results, so that a failed allocation moves no
   // ownership counter: the cotangent with its blocked rows +0 (only with a mask; without one no
