@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 
 #include "tools/fuzz/lean_values.h"
 
@@ -78,10 +79,6 @@ uint64_t saturating_mul(uint64_t a, uint64_t b) {
   return b != 0 && a > UINT64_MAX / b ? UINT64_MAX : a * b;
 }
 
-// The ops whose valid calls are fixed by their size arguments (SPEC-ops 8, 10, 11): success
-// exactly when every size argument agrees with its buffer and every host array is well formed,
-// with a result of the size the spec states; `either` where the rule would need the values of an
-// axis map (broadcast_to, reduce_from_broadcast) or the extent of one axis (reduce_sum_axis).
 // The mask argument of the legacy attention forward with hasMask != 1: never read.
 bool unread_attention_mask(const CallPlan& plan, size_t k) {
   if (std::strcmp(plan.symbol->spec->symbol, "torchlean_libtorch_attention_fwd") != 0) return false;
@@ -116,14 +113,16 @@ void judge_attention(const CallPlan& plan, const RuleContext& c, Verdict& v, Jud
   const uint64_t has_mask = arg("hasMask")->value.u32;
   const double scale = arg("scale")->value.f64;
   if (has_mask > 1) return v.failure("hasMask is neither 0 nor 1");
-  if (!std::isfinite(scale) || std::fabs(scale) > 3.4028234663852886e38) {
+  if (!std::isfinite(scale) || std::fabs(scale) > std::numeric_limits<float>::max()) {
     return v.failure("scale not finite or outside the float32 range");
   }
   const uint64_t batch = arg("batch")->value.u32, n = arg("n")->value.u32, d = arg("d")->value.u32;
+  // The runtime's limit on batch * n * d, and on batch * n * n wherever it forms that product
+  // (with a mask or a nonempty output): int64, and bytes at 8 a scalar.
   const uint64_t elements = saturating_mul(batch, saturating_mul(n, d));
   const uint64_t scores = saturating_mul(batch, saturating_mul(n, n));
-  if (elements > static_cast<uint64_t>(INT64_MAX) / 8 ||
-      (has_mask == 1 && scores > static_cast<uint64_t>(INT64_MAX) / 8)) {
+  const uint64_t limit = UINT64_MAX / 8;
+  if (elements > limit || ((has_mask == 1 || elements != 0) && scores > limit)) {
     return v.failure("shape overflow");
   }
   std::vector<const PoolBuffer*> operands{live("Q"), live("K"), live("V")};
@@ -139,9 +138,6 @@ void judge_attention(const CallPlan& plan, const RuleContext& c, Verdict& v, Jud
   if (elements != 0 && c.abi.setting(6) == 0 && !(dt == 0 && c.abi.setting(5) == 1)) {
     return v.failure("no attention provider enabled for the dtype");
   }
-  if (elements != 0 && scores > static_cast<uint64_t>(INT64_MAX) / 8) {
-    return v.either("the scores' workspace overflows");
-  }
   // The output, the context (q, k, v, probabilities) and the scores' workspace.
   const uint64_t width = dtype_width(dt);
   v.success_within(saturating_mul(saturating_mul(elements, 4) + saturating_mul(scores, 2), width),
@@ -151,6 +147,10 @@ void judge_attention(const CallPlan& plan, const RuleContext& c, Verdict& v, Jud
   j.expected_result_dtype = dt;
 }
 
+// The ops whose valid calls are fixed by their size arguments (SPEC-ops 8, 10, 11): success
+// exactly when every size argument agrees with its buffer and every host array is well formed,
+// with a result of the size the spec states; `either` where the rule would need the values of an
+// axis map (broadcast_to, reduce_from_broadcast) or the extent of one axis (reduce_sum_axis).
 void judge_sized_op(const CallPlan& plan, const RuleContext& c, Verdict& v, Judgement& j) {
   if (starts_with(plan.symbol->spec->symbol, "torchlean_libtorch_attention_")) {
     return judge_attention(plan, c, v, j);
@@ -938,10 +938,6 @@ Evaluation check_result_structure(const CallPlan& plan, lean_object* value, cons
   }
   return e;
 }
-
-}  // namespace
-
-namespace {
 
 // A call that failed with `message` (an IO error or an `Except.error`): the message names the
 // op, the call was allowed to fail, and it moved no counter.
