@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/same_bits.h"
 #include "tlrt/torchlean_abi.h"
 
 #if TLRT_HAVE_CUDA
@@ -165,12 +166,7 @@ T value_of(typename Dt<T>::Bits b) {
   return v;
 }
 
-// Equal bits, or both NaN: the comparison for bit-defined results, whose NaN encodings are free
-// (SPEC-ops 2.4).
-template <class T>
-bool same_bits_or_nan(T got, T want) {
-  return bits_of(got) == bits_of(want) || (std::isnan(got) && std::isnan(want));
-}
+using test_bits::same_bits_or_nan;
 
 // A buffer of dtype T holding exactly `values` (of_bytes_io: no rounding, NaN payloads kept).
 template <class T>

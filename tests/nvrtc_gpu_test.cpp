@@ -27,6 +27,7 @@
 #include "runtime/kernel_run.h"
 #include "runtime/settings.h"
 #include "runtime/transfer.h"
+#include "tests/support/same_bits.h"
 
 namespace {
 
@@ -98,7 +99,7 @@ bool same_words(const std::vector<uint32_t>& a, const std::vector<uint32_t>& b) 
     float x, y;
     std::memcpy(&x, &a[i], 4);
     std::memcpy(&y, &b[i], 4);
-    if (a[i] != b[i] && !(std::isnan(x) && std::isnan(y))) return false;
+    if (!test_bits::same_bits_or_nan(x, y)) return false;
   }
   return true;
 }
@@ -150,12 +151,7 @@ TEST_F(NvrtcGpu, Float64WordsSameOnBothBackends) {
       [&] { return reinterpret_cast<uint8_t*>(gpu.data()); }, kOp);
   std::vector<KernelArg> args = {{a.data(), n}, {b.data(), n}};
   tlrt::run_generated(Backend::reference, src, KernelScalar::f64, 8, args, host.data(), n, kOp);
-  for (size_t i = 0; i < n; ++i) {
-    uint64_t x, y;
-    std::memcpy(&x, &gpu[i], 8);
-    std::memcpy(&y, &host[i], 8);
-    ASSERT_TRUE(x == y || (std::isnan(gpu[i]) && std::isnan(host[i]))) << i;
-  }
+  for (size_t i = 0; i < n; ++i) ASSERT_TRUE(test_bits::same_bits_or_nan(gpu[i], host[i])) << i;
 }
 
 TEST_F(NvrtcGpu, TenRunsAreBitwiseRepeatableUnderTheDeterministicSetting) {

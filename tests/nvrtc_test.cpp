@@ -20,6 +20,7 @@
 #include "abi/boundary.h"
 #include "abi_test_support.h"
 #include "nvrtc_sources.h"
+#include "tests/support/same_bits.h"
 
 using namespace abi_test;
 
@@ -91,12 +92,6 @@ uint32_t bits32(float f) {
   std::memcpy(&u, &f, 4);
   return u;
 }
-uint64_t bits64(double d) {
-  uint64_t u;
-  std::memcpy(&u, &d, 8);
-  return u;
-}
-
 std::vector<float> sample_floats(size_t n, uint32_t seed) {
   std::mt19937 rng(seed);
   std::vector<float> v(n);
@@ -111,10 +106,6 @@ std::vector<float> sample_floats(size_t n, uint32_t seed) {
     }
   }
   return v;
-}
-
-bool same_f32(float a, float b) {
-  return bits32(a) == bits32(b) || (std::isnan(a) && std::isnan(b));
 }
 
 class Nvrtc : public BackendSuite {};
@@ -144,7 +135,7 @@ TEST_F(Nvrtc, AddMulMatchesStagedRoundingBitForBit) {
   for (size_t i = 0; i < n; ++i) {
     volatile float sum = a[i] + b[i];
     volatile float want = sum * c;
-    ASSERT_TRUE(same_f32(out[i], want)) << i << ": " << out[i] << " vs " << want;
+    ASSERT_TRUE(test_bits::same_bits_or_nan(out[i], want)) << i << ": " << out[i] << " vs " << want;
   }
 }
 
@@ -211,7 +202,7 @@ TEST_F(Nvrtc, CountedLoopAccumulatesInOrder) {
   for (size_t i = 0; i < n; ++i) {
     volatile float s = 0.0f;
     for (size_t j = 0; j < 4; ++j) s = s + x[4 * i + j];
-    ASSERT_TRUE(same_f32(out[i], s)) << i;
+    ASSERT_TRUE(test_bits::same_bits_or_nan(out[i], s)) << i;
   }
 }
 
@@ -233,7 +224,7 @@ TEST_F(Nvrtc, BranchesComparisonsAndNegation) {
   for (size_t i = 0; i < a.size(); ++i) {
     float v3 = a[i] < b[i] ? a[i] : (a[i] == b[i] ? 7.0f : -b[i]);
     float want = a[i] <= b[i] ? v3 : v3 * 2.0f;
-    EXPECT_TRUE(same_f32(out[i], want)) << i << ": " << out[i] << " vs " << want;
+    EXPECT_TRUE(test_bits::same_bits_or_nan(out[i], want)) << i << ": " << out[i] << " vs " << want;
   }
 }
 
@@ -275,7 +266,7 @@ TEST_F(Nvrtc, BytesFloat64WithDoubleIntrinsics) {
     volatile double s = p + 0.1;
     volatile double q = s / b[i];
     volatile double r = q - a[i];
-    EXPECT_TRUE(bits64(out[i]) == bits64(r) || (std::isnan(out[i]) && std::isnan(r))) << i;
+    EXPECT_TRUE(test_bits::same_bits_or_nan(out[i], static_cast<double>(r))) << i;
   }
 }
 

@@ -26,6 +26,7 @@
 #include "runtime/pool_dispatch.h"
 #include "runtime/settings.h"
 #include "tests/support/offset_device.h"
+#include "tests/support/same_bits.h"
 
 namespace {
 
@@ -167,8 +168,7 @@ void expect_agree(Op op, const std::vector<T>& got, const std::vector<T>& want,
   const double n = static_cast<double>(g.kernel_volume);
   int reported = 0;
   for (size_t i = 0; i < got.size() && reported < 5; ++i) {
-    const bool both_nan = std::isnan(got[i]) && std::isnan(want[i]);
-    if (both_nan || bits(got[i]) == bits(want[i])) continue;
+    if (test_bits::same_bits_or_nan(got[i], want[i])) continue;
     bool ok = false;
     if ((op == Op::smooth_fwd || op == Op::smooth_bwd) && std::isfinite(got[i]) &&
         std::isfinite(want[i])) {

@@ -1,6 +1,7 @@
 // kernels/common/quotient.h: the quotient through a divisor's correctly rounded reciprocal against
 // IEEE division, bit for bit (host form; the device form is the same sequence of _rn intrinsics).
 #include "kernels/common/quotient.h"
+#include "tests/support/same_bits.h"
 
 #include <gtest/gtest.h>
 
@@ -28,11 +29,6 @@ float of_bits(uint32_t u) {
   return v;
 }
 
-// Equal bits, or both NaN (the NaN's bits are the division's own).
-bool same(float got, float want) {
-  return bits(got) == bits(want) || (std::isnan(got) && std::isnan(want));
-}
-
 // Mismatches of quotient(a, d) against a / d for every a whose bits lie in [lo, hi), over `ds`,
 // on two threads.
 uint64_t mismatches(uint32_t lo, uint32_t hi, const std::vector<float>& ds) {
@@ -46,7 +42,7 @@ uint64_t mismatches(uint32_t lo, uint32_t hi, const std::vector<float>& ds) {
         const float a = of_bits(u);
         const float want = a / d;
         const float got = quotient(a, r);
-        if (!same(got, want)) ++bad[part];
+        if (!test_bits::same_bits_or_nan(got, want)) ++bad[part];
         // The unchecked form where its caller may use it (the smooth max backward's exp values).
         if (r.fast && a >= 0x1p-64f && a <= 0x1p64f &&
             bits(quotient_unchecked(a, r)) != bits(want)) {
@@ -104,7 +100,7 @@ TEST(Quotient, NumeratorsAcrossTheRangeMatchDivision) {
     for (uint64_t u = 0; u <= 0xffffffffull; u += 61) {
       const float a = of_bits(static_cast<uint32_t>(u));
       const float want = a / d, got = quotient(a, r);
-      if (!same(got, want)) ++bad;
+      if (!test_bits::same_bits_or_nan(got, want)) ++bad;
     }
   }
   EXPECT_EQ(bad, 0u);
@@ -142,7 +138,7 @@ TEST(Quotient, RandomPairsMatchDivision) {
     const float d = ud(rng);
     const float a = of_bits(static_cast<uint32_t>(rng()));
     const float want = a / d, got = quotient(a, reciprocal_of(d));
-    if (!same(got, want)) ++bad;
+    if (!test_bits::same_bits_or_nan(got, want)) ++bad;
   }
   EXPECT_EQ(bad, 0u);
 }

@@ -17,6 +17,7 @@
 #include "runtime/context.h"
 #include "tests/support/gpu_test_support.h"
 #include "tests/support/offset_device.h"
+#include "tests/support/same_bits.h"
 
 namespace {
 
@@ -42,8 +43,7 @@ void expect_within(const std::vector<T>& got, const std::vector<T>& want, uint64
                      (2 * k + 3) * nu / (1 - nu) + (spread + static_cast<double>(n) + 8) * 0x1p-53;
   for (size_t i = 0; i < got.size(); ++i) {
     if (want[i] == 0 || std::isnan(want[i])) {
-      EXPECT_TRUE(std::memcmp(&got[i], &want[i], sizeof(T)) == 0 ||
-                  (std::isnan(got[i]) && std::isnan(want[i])))
+      EXPECT_TRUE(test_bits::same_bits_or_nan(got[i], want[i]))
           << what << " at " << i << ": " << got[i] << " vs " << want[i];
       continue;
     }
