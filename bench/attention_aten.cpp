@@ -133,6 +133,22 @@ at::Tensor pad_head(const at::Tensor& t) {
 }
 #endif
 
+#if defined(TLRT_ATEN_FLASH_PAIR) || defined(TLRT_ATEN_CUDNN_PAIR)
+// The flash and cuDNN forwards return the same eight values: output, logsumexp, the cumulative
+// sequence lengths and maxima of Q and K, and the random state (unused without dropout).
+template <class Result>
+void keep_sequence_pair(Context& c, const Result& r) {
+  c.output = std::get<0>(r);
+  c.logsumexp = std::get<1>(r);
+  c.cum_seq_q = std::get<2>(r);
+  c.cum_seq_k = std::get<3>(r);
+  c.max_q = std::get<4>(r).expect_int();
+  c.max_k = std::get<5>(r).expect_int();
+  c.rng_state = std::get<6>(r);
+  c.rng_offset = std::get<7>(r);
+}
+#endif
+
 void run_forward(Context& c) {
   switch (c.backend) {
 #ifdef TLRT_ATEN_FLASH_PAIR
@@ -140,16 +156,8 @@ void run_forward(Context& c) {
       c.query = pad_head(c.query);
       c.key = pad_head(c.key);
       c.value = pad_head(c.value);
-      auto r = at::_scaled_dot_product_flash_attention(c.query, c.key, c.value, 0.0, false, false,
-                                                       c.scale);
-      c.output = std::get<0>(r);
-      c.logsumexp = std::get<1>(r);
-      c.cum_seq_q = std::get<2>(r);
-      c.cum_seq_k = std::get<3>(r);
-      c.max_q = std::get<4>(r).expect_int();
-      c.max_k = std::get<5>(r).expect_int();
-      c.rng_state = std::get<6>(r);
-      c.rng_offset = std::get<7>(r);
+      keep_sequence_pair(c, at::_scaled_dot_product_flash_attention(c.query, c.key, c.value, 0.0,
+                                                                    false, false, c.scale));
       return;
     }
 #endif
@@ -174,16 +182,9 @@ void run_forward(Context& c) {
 #endif
 #ifdef TLRT_ATEN_CUDNN_PAIR
     case at::SDPBackend::cudnn_attention: {
-      auto r = at::_scaled_dot_product_cudnn_attention(c.query, c.key, c.value, optional_bias(c),
-                                                       true, 0.0, false, false, c.scale);
-      c.output = std::get<0>(r);
-      c.logsumexp = std::get<1>(r);
-      c.cum_seq_q = std::get<2>(r);
-      c.cum_seq_k = std::get<3>(r);
-      c.max_q = std::get<4>(r).expect_int();
-      c.max_k = std::get<5>(r).expect_int();
-      c.rng_state = std::get<6>(r);
-      c.rng_offset = std::get<7>(r);
+      keep_sequence_pair(
+          c, at::_scaled_dot_product_cudnn_attention(c.query, c.key, c.value, optional_bias(c),
+                                                     true, 0.0, false, false, c.scale));
       return;
     }
 #endif
