@@ -23,6 +23,7 @@
 #include "runtime/plan_cache.h"
 #include "runtime/settings.h"
 #include "runtime/transfer.h"
+#include "tests/support/cuda_suite.h"
 
 namespace {
 
@@ -31,18 +32,9 @@ using tlrt::Buffer;
 using tlrt::Dims;
 using tlrt::Dtype;
 
-class ConvGpu : public ::testing::Test {
+class ConvGpu : public gpu_test::CudaSuite<> {
  protected:
-  void SetUp() override {
-    if (tlrt::cuda_device_count() == 0) {
-      GTEST_SKIP() << "no CUDA device visible: GPU checks of convolution cannot run here";
-    }
-    if (tlrt::default_backend() != Backend::cuda) {
-      GTEST_SKIP()
-          << "TLRT_DEVICE selects the reference backend: the CUDA backend is not initialised";
-    }
-    tlrt::ensure_initialized();
-  }
+  ConvGpu() : CudaSuite("GPU checks of convolution") {}
   void TearDown() override {
     tlrt::set_setting(static_cast<uint32_t>(tlrt::Setting::deterministic), 0);
     tlrt::set_setting(static_cast<uint32_t>(tlrt::Setting::cudnn_enabled), 1);
@@ -254,9 +246,8 @@ TEST_F(ConvGpu, Float32IsNotRoundedToTf32) {
   const Parts cuda = run_fixed<float>(Backend::cuda, f, false, false, x, w, b);
   const Parts ref = run_fixed<float>(Backend::reference, f, false, false, x, w, b);
   EXPECT_TRUE(same_bits(download<float>(*cuda[0]), download<float>(*ref[0])));
-  const tlrt::ConvIoGeometry g =
-      tlrt::conv_io_geometry({4, 1, 32, 32}, {8, 1, 1, 1}, {1, 1}, {0, 0}, {0, 0}, {1, 1}, 1,
-                             "test");
+  const tlrt::ConvIoGeometry g = tlrt::conv_io_geometry({4, 1, 32, 32}, {8, 1, 1, 1}, {1, 1},
+                                                        {0, 0}, {0, 0}, {1, 1}, 1, "test");
   const auto xi = random_values<float>(4 * 32 * 32, 23);
   auto run = [&](Backend backend) {
     auto bx = upload(backend, xi), bw = upload(backend, w), bb = upload(backend, b);

@@ -21,6 +21,7 @@
 #include "runtime/context.h"
 #include "runtime/elementwise_dispatch.h"
 #include "runtime/transfer.h"
+#include "tests/support/cuda_suite.h"
 #include "tools/parity/case_key.h"
 #include "tools/parity/elementwise_inputs.h"
 #include "tools/parity/ulp.h"
@@ -163,19 +164,9 @@ std::string case_name(const ::testing::TestParamInfo<Case>& p) {
          (p.param.f32 ? "_float32" : "_float64");
 }
 
-class ElementwiseGpu : public ::testing::TestWithParam<Case> {
+class ElementwiseGpu : public gpu_test::CudaSuite<::testing::TestWithParam<Case>> {
  protected:
-  void SetUp() override {
-    if (tlrt::cuda_device_count() == 0) {
-      GTEST_SKIP()
-          << "no CUDA device visible: GPU parity of the elementwise family cannot run here";
-    }
-    if (tlrt::default_backend() != Backend::cuda) {
-      GTEST_SKIP()
-          << "TLRT_DEVICE selects the reference backend: the CUDA backend is not initialised";
-    }
-    tlrt::ensure_initialized();
-  }
+  ElementwiseGpu() : CudaSuite("GPU parity of the elementwise family") {}
 
   template <class T>
   void parity() {

@@ -25,6 +25,7 @@
 #include "runtime/plan_cache.h"
 #include "runtime/settings.h"
 #include "runtime/transfer.h"
+#include "tests/support/cuda_suite.h"
 #include "tests/support/gpu_test_support.h"
 
 namespace {
@@ -37,18 +38,9 @@ using tlrt::Backend;
 using tlrt::Buffer;
 using tlrt::Dtype;
 
-class FftGpu : public ::testing::Test {
+class FftGpu : public gpu_test::CudaSuite<> {
  protected:
-  void SetUp() override {
-    if (tlrt::cuda_device_count() == 0) {
-      GTEST_SKIP() << "no CUDA device visible: GPU checks of the FFT family cannot run here";
-    }
-    if (tlrt::default_backend() != Backend::cuda) {
-      GTEST_SKIP()
-          << "TLRT_DEVICE selects the reference backend: the CUDA backend is not initialised";
-    }
-    tlrt::ensure_initialized();
-  }
+  FftGpu() : CudaSuite("GPU checks of the FFT family") {}
 };
 
 template <class T>

@@ -27,6 +27,7 @@
 #include "runtime/layer_norm_dispatch.h"
 #include "runtime/settings.h"
 #include "runtime/transfer.h"
+#include "tests/support/cuda_suite.h"
 #include "tests/support/gpu_test_support.h"
 #include "tests/support/offset_device.h"
 
@@ -39,18 +40,9 @@ using tlrt::Backend;
 using tlrt::Buffer;
 using tlrt::Dtype;
 
-class LayerNormGpu : public ::testing::Test {
+class LayerNormGpu : public gpu_test::CudaSuite<> {
  protected:
-  void SetUp() override {
-    if (tlrt::cuda_device_count() == 0) {
-      GTEST_SKIP() << "no CUDA device visible: GPU checks of layer normalization cannot run here";
-    }
-    if (tlrt::default_backend() != Backend::cuda) {
-      GTEST_SKIP()
-          << "TLRT_DEVICE selects the reference backend: the CUDA backend is not initialised";
-    }
-    tlrt::ensure_initialized();
-  }
+  LayerNormGpu() : CudaSuite("GPU checks of layer normalization") {}
   void TearDown() override {
     tlrt::set_setting(static_cast<uint32_t>(tlrt::Setting::deterministic), 0);
   }

@@ -25,6 +25,7 @@
 #include "runtime/matmul_dispatch.h"
 #include "runtime/settings.h"
 #include "runtime/transfer.h"
+#include "tests/support/cuda_suite.h"
 #include "tests/support/gpu_test_support.h"
 
 namespace {
@@ -36,18 +37,9 @@ using tlrt::Backend;
 using tlrt::Buffer;
 using tlrt::Dtype;
 
-class MatmulGpu : public ::testing::Test {
+class MatmulGpu : public gpu_test::CudaSuite<> {
  protected:
-  void SetUp() override {
-    if (tlrt::cuda_device_count() == 0) {
-      GTEST_SKIP() << "no CUDA device visible: GPU checks of the matmul family cannot run here";
-    }
-    if (tlrt::default_backend() != Backend::cuda) {
-      GTEST_SKIP()
-          << "TLRT_DEVICE selects the reference backend: the CUDA backend is not initialised";
-    }
-    tlrt::ensure_initialized();
-  }
+  MatmulGpu() : CudaSuite("GPU checks of the matmul family") {}
   void TearDown() override {
     tlrt::set_setting(static_cast<uint32_t>(tlrt::Setting::matmul_tf32), 0);
   }

@@ -27,6 +27,7 @@
 #include "runtime/kernel_run.h"
 #include "runtime/settings.h"
 #include "runtime/transfer.h"
+#include "tests/support/cuda_suite.h"
 #include "tests/support/same_bits.h"
 
 namespace {
@@ -38,18 +39,9 @@ using tlrt::Dtype;
 using tlrt::KernelArg;
 using tlrt::KernelScalar;
 
-class NvrtcGpu : public ::testing::Test {
+class NvrtcGpu : public gpu_test::CudaSuite<> {
  protected:
-  void SetUp() override {
-    if (tlrt::cuda_device_count() == 0) {
-      GTEST_SKIP() << "no CUDA device visible: GPU checks of generated-kernel runs cannot run here";
-    }
-    if (tlrt::default_backend() != Backend::cuda) {
-      GTEST_SKIP()
-          << "TLRT_DEVICE selects the reference backend: the CUDA backend is not initialised";
-    }
-    tlrt::ensure_initialized();
-  }
+  NvrtcGpu() : CudaSuite("GPU checks of generated-kernel runs") {}
 };
 
 // The tests that compare with the reference backend need its host C++ compiler.
