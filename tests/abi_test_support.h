@@ -179,17 +179,39 @@ Obj make_buffer(const std::vector<T>& values) {
   return std::move(io.value);
 }
 
-// A buffer's values read back exactly (to_bytes_io); checks the dtype first.
+// The words of values of dtype T (NaN payloads and signed zeros kept).
 template <class T>
-std::vector<T> read_values(lean_object* buffer) {
+using Words = std::vector<typename Dt<T>::Bits>;
+
+// A buffer of dtype T read back exactly (to_bytes_io) as values (V = T) or words (V =
+// Dt<T>::Bits); checks the dtype first.
+template <class T, class V>
+std::vector<V> read_back(lean_object* buffer) {
+  static_assert(sizeof(V) == sizeof(T), "values or words of T");
   EXPECT_EQ(torchlean_cuda_buffer_dtype(buffer), Dt<T>::kCode);
   Io io = take_io(torchlean_cuda_buffer_to_bytes_io(buffer, Dt<T>::kCode));
   EXPECT_TRUE(io.ok) << io.message;
   if (!io.ok) return {};
   const std::vector<uint8_t> bytes = bytes_of(io.value.get());
-  std::vector<T> values(bytes.size() / sizeof(T));
-  if (!values.empty()) std::memcpy(values.data(), bytes.data(), bytes.size());
-  return values;
+  std::vector<V> out(bytes.size() / sizeof(V));
+  if (!out.empty()) std::memcpy(out.data(), bytes.data(), out.size() * sizeof(V));
+  return out;
+}
+template <class T>
+std::vector<T> read_values(lean_object* buffer) {
+  return read_back<T, T>(buffer);
+}
+template <class T>
+Words<T> words_of(lean_object* buffer) {
+  return read_back<T, typename Dt<T>::Bits>(buffer);
+}
+// The words of host values.
+template <class T>
+Words<T> words(const std::vector<T>& values) {
+  Words<T> w;
+  w.reserve(values.size());
+  for (T v : values) w.push_back(bits_of(v));
+  return w;
 }
 
 // A Lean Array Nat of scalar-boxed entries (dims, axis maps, host index lists): raw (owned by the

@@ -23,9 +23,6 @@ using namespace abi_test;
 namespace {
 
 template <class T>
-using Words = std::vector<typename Dt<T>::Bits>;
-
-template <class T>
 typename Dt<T>::Bits bits(T v) {
   typename Dt<T>::Bits b;
   std::memcpy(&b, &v, sizeof(T));
@@ -54,18 +51,6 @@ Obj make_values(const std::vector<T>& values) {
   Words<T> w(values.size());
   for (size_t i = 0; i < values.size(); ++i) w[i] = bits(values[i]);
   return make_words<T>(w);
-}
-
-template <class T>
-Words<T> words_of(lean_object* buffer) {
-  EXPECT_EQ(torchlean_cuda_buffer_dtype(buffer), Dt<T>::kCode);
-  Io io = take_io(torchlean_cuda_buffer_to_bytes_io(buffer, Dt<T>::kCode));
-  EXPECT_TRUE(io.ok) << io.message;
-  if (!io.ok) return {};
-  const std::vector<uint8_t> bytes = bytes_of(io.value.get());
-  Words<T> words(bytes.size() / sizeof(T));
-  if (!words.empty()) std::memcpy(words.data(), bytes.data(), words.size() * sizeof(T));
-  return words;
 }
 
 // The contract's ordered fold, literally: per touched row, fl(-0 + base), then the sources in

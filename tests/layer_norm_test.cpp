@@ -29,13 +29,6 @@ namespace {
 template <class T>
 using Bits = typename Dt<T>::Bits;
 
-template <class T>
-std::vector<Bits<T>> words(const std::vector<T>& values) {
-  std::vector<Bits<T>> w;
-  for (T v : values) w.push_back(bits_of(v));
-  return w;
-}
-
 // The three buffers of a triple (a, (b, c)), read back.
 template <class T>
 struct Three {

@@ -32,25 +32,6 @@ using Dims = std::vector<uint64_t>;
 template <class T>
 using Bits = typename Dt<T>::Bits;
 
-template <class T>
-std::vector<Bits<T>> words_of(lean_object* buffer) {
-  EXPECT_EQ(torchlean_cuda_buffer_dtype(buffer), Dt<T>::kCode);
-  Io io = take_io(torchlean_cuda_buffer_to_bytes_io(buffer, Dt<T>::kCode));
-  EXPECT_TRUE(io.ok) << io.message;
-  if (!io.ok) return {};
-  const std::vector<uint8_t> bytes = bytes_of(io.value.get());
-  std::vector<Bits<T>> words(bytes.size() / sizeof(T));
-  if (!words.empty()) std::memcpy(words.data(), bytes.data(), words.size() * sizeof(T));
-  return words;
-}
-
-template <class T>
-std::vector<Bits<T>> words(const std::vector<T>& values) {
-  std::vector<Bits<T>> w;
-  for (T v : values) w.push_back(bits_of(v));
-  return w;
-}
-
 lean_object* nat_list(const Dims& values) {
   lean_object* a = lean_alloc_array(values.size(), values.size());
   for (size_t i = 0; i < values.size(); ++i) {

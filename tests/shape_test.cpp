@@ -26,9 +26,6 @@ using namespace abi_test;
 
 namespace {
 
-template <class T>
-using Words = std::vector<typename Dt<T>::Bits>;
-
 // A buffer of dtype T holding exactly these words.
 template <class T>
 Obj make_buffer(const Words<T>& words) {
@@ -38,19 +35,6 @@ Obj make_buffer(const Words<T>& words) {
       torchlean_cuda_buffer_of_bytes_io(byte_array(bytes).get(), Dt<T>::kCode, Dt<T>::kCode));
   EXPECT_TRUE(io.ok) << io.message;
   return std::move(io.value);
-}
-
-// The words of a result, after checking its dtype.
-template <class T>
-Words<T> words_of(lean_object* buffer) {
-  EXPECT_EQ(torchlean_cuda_buffer_dtype(buffer), Dt<T>::kCode);
-  Io io = take_io(torchlean_cuda_buffer_to_bytes_io(buffer, Dt<T>::kCode));
-  EXPECT_TRUE(io.ok) << io.message;
-  if (!io.ok) return {};
-  const std::vector<uint8_t> bytes = bytes_of(io.value.get());
-  Words<T> words(bytes.size() / sizeof(T));
-  if (!words.empty()) std::memcpy(words.data(), bytes.data(), words.size() * sizeof(T));
-  return words;
 }
 
 template <class T>
