@@ -5,6 +5,7 @@
 // double), so results are bit-reproducible run to run.
 #include <cuda_runtime.h>
 
+#include "kernels/common/float_ops.cuh"
 #include "kernels/common/launch.cuh"
 #include "kernels/conv/conv.h"
 
@@ -217,13 +218,6 @@ __global__ void bias_fill_kernel(const T* __restrict__ bias, uint64_t channels, 
        idx += uint64_t{gridDim.x} * blockDim.x) {
     y[idx] = bias[(idx / volume) % channels];
   }
-}
-
-__device__ __forceinline__ float add_rn(float a, float b) {
-  return __fadd_rn(a, b);
-}
-__device__ __forceinline__ double add_rn(double a, double b) {
-  return __dadd_rn(a, b);
 }
 
 template <class T>

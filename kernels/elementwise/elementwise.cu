@@ -13,6 +13,7 @@
 
 #include <string>
 
+#include "kernels/common/float_ops.cuh"
 #include "kernels/common/launch.cuh"
 #include "kernels/elementwise/elementwise.h"
 #include "kernels/elementwise/elementwise_device.cuh"
@@ -42,23 +43,12 @@ struct ScalarValues {
   T v[N > 0 ? N : 1];
 };
 
-template <class T>
-struct Vector;
-template <>
-struct Vector<float> {
-  using type = float4;
-};
-template <>
-struct Vector<double> {
-  using type = double2;
-};
-
 template <class T, int W>
 __device__ __forceinline__ void load(const T* base, uint64_t index, T (&out)[W]) {
   if constexpr (W == 1) {
     out[0] = __ldg(base + index);
   } else {
-    using V = typename Vector<T>::type;
+    using V = typename Vec16<T>::type;
     const V v = __ldg(reinterpret_cast<const V*>(base) + index);
     const T* parts = reinterpret_cast<const T*>(&v);
 #pragma unroll
@@ -71,7 +61,7 @@ __device__ __forceinline__ void store(T* base, uint64_t index, const T (&in)[W])
   if constexpr (W == 1) {
     base[index] = in[0];
   } else {
-    using V = typename Vector<T>::type;
+    using V = typename Vec16<T>::type;
     V v;
     T* parts = reinterpret_cast<T*>(&v);
 #pragma unroll

@@ -9,47 +9,11 @@
 #include <cstdint>
 
 #include "common/host_device.h"
+#include "kernels/common/float_ops.cuh"
 
 #define TLRT_DEV TLRT_DEVICE_INLINE
 
 namespace tlrt::kernels::device_ops {
-
-TLRT_DEV float rn_add(float a, float b) {
-  return __fadd_rn(a, b);
-}
-TLRT_DEV double rn_add(double a, double b) {
-  return __dadd_rn(a, b);
-}
-TLRT_DEV float rn_sub(float a, float b) {
-  return __fsub_rn(a, b);
-}
-TLRT_DEV double rn_sub(double a, double b) {
-  return __dsub_rn(a, b);
-}
-TLRT_DEV float rn_mul(float a, float b) {
-  return __fmul_rn(a, b);
-}
-TLRT_DEV double rn_mul(double a, double b) {
-  return __dmul_rn(a, b);
-}
-TLRT_DEV float rn_div(float a, float b) {
-  return __fdiv_rn(a, b);
-}
-TLRT_DEV double rn_div(double a, double b) {
-  return __ddiv_rn(a, b);
-}
-TLRT_DEV float rn_sqrt(float a) {
-  return __fsqrt_rn(a);
-}
-TLRT_DEV double rn_sqrt(double a) {
-  return __dsqrt_rn(a);
-}
-TLRT_DEV float rn_fma(float a, float b, float c) {
-  return __fmaf_rn(a, b, c);
-}
-TLRT_DEV double rn_fma(double a, double b, double c) {
-  return __fma_rn(a, b, c);
-}
 
 TLRT_DEV float lib_exp(float x) {
   return expf(x);
@@ -181,7 +145,7 @@ struct Neg : Shape<1, 1, 0> {
 struct Sqrt : Shape<1, 1, 0> {
   template <class T>
   TLRT_DEV static void apply(const T* x, T* y, const T*) {
-    y[0] = x[0] <= T(0) ? T(0) : rn_sqrt(x[0]);
+    y[0] = x[0] <= T(0) ? T(0) : sqrt_rn(x[0]);
   }
 };
 struct Exp : Shape<1, 1, 0> {
@@ -211,7 +175,7 @@ struct Log : Shape<1, 1, 0> {
 struct Inv : Shape<1, 1, 0> {
   template <class T>
   TLRT_DEV static void apply(const T* x, T* y, const T*) {
-    y[0] = rn_div(T(1), x[0]);
+    y[0] = div_rn(T(1), x[0]);
   }
 };
 struct Relu : Shape<1, 1, 0> {
@@ -224,8 +188,8 @@ struct Sigmoid : Shape<1, 1, 0> {
   template <class T>
   TLRT_DEV static void apply(const T* x, T* y, const T*) {
     const T r = lib_exp(flip_sign(x[0]));
-    const T d = rn_add(T(1), r);
-    y[0] = rn_div(T(1), d);
+    const T d = add_rn(T(1), r);
+    y[0] = div_rn(T(1), d);
   }
 };
 struct Tanh : Shape<1, 1, 0> {
@@ -237,20 +201,20 @@ struct Tanh : Shape<1, 1, 0> {
 
 template <class T>
 TLRT_DEV T gelu_t(T x) {
-  const T q1 = rn_mul(x, gelu_c<T>());
-  const T q2 = rn_mul(q1, x);
-  const T q3 = rn_mul(q2, x);
-  const T u = rn_add(x, q3);
-  const T v = rn_mul(u, gelu_k<T>());
+  const T q1 = mul_rn(x, gelu_c<T>());
+  const T q2 = mul_rn(q1, x);
+  const T q3 = mul_rn(q2, x);
+  const T u = add_rn(x, q3);
+  const T v = mul_rn(u, gelu_k<T>());
   return lib_tanh(v);
 }
 struct Gelu : Shape<1, 1, 0> {
   template <class T>
   TLRT_DEV static void apply(const T* x, T* y, const T*) {
     const T t = gelu_t(x[0]);
-    const T tp1 = rn_add(t, T(1));
-    const T p = rn_mul(x[0], tp1);
-    y[0] = rn_mul(p, T(0.5));
+    const T tp1 = add_rn(t, T(1));
+    const T p = mul_rn(x[0], tp1);
+    y[0] = mul_rn(p, T(0.5));
   }
 };
 
@@ -270,25 +234,25 @@ struct Min : Shape<2, 1, 0> {
 struct Div : Shape<2, 1, 0> {
   template <class T>
   TLRT_DEV static void apply(const T* x, T* y, const T*) {
-    y[0] = rn_div(x[0], x[1]);
+    y[0] = div_rn(x[0], x[1]);
   }
 };
 struct Add : Shape<2, 1, 0> {
   template <class T>
   TLRT_DEV static void apply(const T* x, T* y, const T*) {
-    y[0] = rn_add(x[0], x[1]);
+    y[0] = add_rn(x[0], x[1]);
   }
 };
 struct Sub : Shape<2, 1, 0> {
   template <class T>
   TLRT_DEV static void apply(const T* x, T* y, const T*) {
-    y[0] = rn_sub(x[0], x[1]);
+    y[0] = sub_rn(x[0], x[1]);
   }
 };
 struct Mul : Shape<2, 1, 0> {
   template <class T>
   TLRT_DEV static void apply(const T* x, T* y, const T*) {
-    y[0] = rn_mul(x[0], x[1]);
+    y[0] = mul_rn(x[0], x[1]);
   }
 };
 struct Mask : Shape<2, 1, 0> {
@@ -302,20 +266,20 @@ struct Mask : Shape<2, 1, 0> {
 struct Scale : Shape<1, 1, 1> {
   template <class T>
   TLRT_DEV static void apply(const T* x, T* y, const T* s) {
-    y[0] = rn_mul(x[0], s[0]);
+    y[0] = mul_rn(x[0], s[0]);
   }
 };
 struct Axpy : Shape<2, 1, 1> {
   template <class T>
   TLRT_DEV static void apply(const T* x, T* y, const T* s) {
-    y[0] = rn_fma(s[0], x[1], x[0]);
+    y[0] = fma_rn(s[0], x[1], x[0]);
   }
 };
 struct ScaledProdExp : Shape<2, 1, 1> {
   template <class T>
   TLRT_DEV static void apply(const T* x, T* y, const T* s) {
-    const T ac = rn_mul(x[0], s[0]);
-    const T acb = rn_mul(ac, x[1]);
+    const T ac = mul_rn(x[0], s[0]);
+    const T acb = mul_rn(ac, x[1]);
     y[0] = lib_exp(acb);
   }
 };
@@ -338,19 +302,19 @@ struct GeluBwd : Shape<2, 1, 0> {
   TLRT_DEV static void apply(const T* x, T* y, const T*) {
     const T xv = x[0], g = x[1];
     const T t = gelu_t(xv);
-    const T s = rn_sub(T(1), rn_mul(t, t));
-    const T w2 = rn_mul(rn_mul(xv, gelu_c3<T>()), xv);
-    const T d = rn_mul(rn_add(w2, T(1)), gelu_k<T>());
-    const T e = rn_mul(rn_mul(xv, s), d);
-    const T h = rn_add(rn_add(t, T(1)), e);
-    y[0] = rn_mul(rn_mul(h, T(0.5)), g);
+    const T s = sub_rn(T(1), mul_rn(t, t));
+    const T w2 = mul_rn(mul_rn(xv, gelu_c3<T>()), xv);
+    const T d = mul_rn(add_rn(w2, T(1)), gelu_k<T>());
+    const T e = mul_rn(mul_rn(xv, s), d);
+    const T h = add_rn(add_rn(t, T(1)), e);
+    y[0] = mul_rn(mul_rn(h, T(0.5)), g);
   }
 };
 struct AbsBwd : Shape<2, 1, 0> {
   template <class T>
   TLRT_DEV static void apply(const T* x, T* y, const T*) {
     const T sgn = x[0] > T(0) ? T(1) : x[0] < T(0) ? T(-1) : T(0);
-    y[0] = rn_mul(sgn, x[1]);
+    y[0] = mul_rn(sgn, x[1]);
   }
 };
 struct SqrtBwd : Shape<2, 1, 0> {
@@ -360,8 +324,8 @@ struct SqrtBwd : Shape<2, 1, 0> {
       y[0] = T(0);
       return;
     }
-    const T r2 = rn_mul(rn_sqrt(x[0]), T(2));
-    y[0] = rn_mul(x[1], rn_div(T(1), r2));
+    const T r2 = mul_rn(sqrt_rn(x[0]), T(2));
+    y[0] = mul_rn(x[1], div_rn(T(1), r2));
   }
 };
 struct ClampBwd : Shape<2, 1, 2> {
@@ -374,7 +338,7 @@ struct MaxBwd : Shape<3, 2, 0> {
   template <class T>
   TLRT_DEV static void apply(const T* x, T* y, const T*) {
     const T a = x[0], b = x[1], g = x[2];
-    const T half = rn_mul(g, T(0.5));
+    const T half = mul_rn(g, T(0.5));
     y[0] = a > b ? g : b > a ? T(0) : half;
     y[1] = a > b ? T(0) : b > a ? g : half;
   }
@@ -383,7 +347,7 @@ struct MinBwd : Shape<3, 2, 0> {
   template <class T>
   TLRT_DEV static void apply(const T* x, T* y, const T*) {
     const T a = x[0], b = x[1], g = x[2];
-    const T half = rn_mul(g, T(0.5));
+    const T half = mul_rn(g, T(0.5));
     y[0] = a < b ? g : b < a ? T(0) : half;
     y[1] = a < b ? T(0) : b < a ? g : half;
   }
@@ -393,18 +357,18 @@ struct MinBwd : Shape<3, 2, 0> {
 struct MultiplyByOne : Shape<1, 1, 0> {
   template <class T>
   TLRT_DEV static void apply(const T* x, T* y, const T*) {
-    y[0] = rn_mul(x[0], T(1));
+    y[0] = mul_rn(x[0], T(1));
   }
 };
 struct AdamStep : Shape<4, 3, 9> {
   template <class T>
   TLRT_DEV static void apply(const T* x, T* y, const T* s) {
     const T p = x[0], g = x[1], m = x[2], v = x[3];
-    const T m1 = rn_fma(s[1], g, rn_mul(m, s[0]));
-    const T v1 = rn_fma(s[3], rn_mul(g, g), rn_mul(v, s[2]));
-    const T den = rn_add(rn_sqrt(rn_mul(v1, s[5])), s[6]);
-    const T u = rn_div(rn_mul(m1, s[4]), den);
-    y[0] = rn_fma(s[8], u, rn_fma(s[7], p, p));
+    const T m1 = fma_rn(s[1], g, mul_rn(m, s[0]));
+    const T v1 = fma_rn(s[3], mul_rn(g, g), mul_rn(v, s[2]));
+    const T den = add_rn(sqrt_rn(mul_rn(v1, s[5])), s[6]);
+    const T u = div_rn(mul_rn(m1, s[4]), den);
+    y[0] = fma_rn(s[8], u, fma_rn(s[7], p, p));
     y[1] = m1;
     y[2] = v1;
   }

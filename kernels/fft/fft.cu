@@ -8,22 +8,12 @@
 
 #include <algorithm>
 
+#include "kernels/common/float_ops.cuh"
 #include "kernels/common/launch.cuh"
 #include "kernels/fft/fft.h"
 
 namespace tlrt::kernels {
 namespace {
-
-template <class T>
-struct Pair;
-template <>
-struct Pair<float> {
-  using type = float2;
-};
-template <>
-struct Pair<double> {
-  using type = double2;
-};
 
 // One spectrum component, endpoint rule and factor applied.
 template <class T>

@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <string>
 
+#include "kernels/common/float_ops.cuh"
 #include "kernels/common/launch.cuh"
 #include "kernels/indexing/indexing.h"
 
@@ -28,13 +29,6 @@ namespace {
 
 // Runs longer than this are folded by the warp kernel (narrow rows).
 constexpr uint64_t kLongRun = 32;
-
-TLRT_DEVICE_INLINE float add_rn(float a, float b) {
-  return __fadd_rn(a, b);
-}
-TLRT_DEVICE_INLINE double add_rn(double a, double b) {
-  return __dadd_rn(a, b);
-}
 
 template <class T>
 struct Bits;

@@ -51,6 +51,7 @@
 
 #include <cstdint>
 
+#include "kernels/common/float_ops.cuh"
 #include "kernels/common/launch.cuh"
 #include "kernels/layer_norm/layer_norm.h"
 
@@ -76,24 +77,6 @@ constexpr int kWideThreads = 256;
 constexpr int kFoldWarps = 4;
 constexpr int kFoldBlocks = 5;
 
-TLRT_DEVICE_INLINE float mul_rn(float a, float b) {
-  return __fmul_rn(a, b);
-}
-TLRT_DEVICE_INLINE double mul_rn(double a, double b) {
-  return __dmul_rn(a, b);
-}
-TLRT_DEVICE_INLINE float add_rn(float a, float b) {
-  return __fadd_rn(a, b);
-}
-TLRT_DEVICE_INLINE double add_rn(double a, double b) {
-  return __dadd_rn(a, b);
-}
-TLRT_DEVICE_INLINE float sub_rn(float a, float b) {
-  return __fsub_rn(a, b);
-}
-TLRT_DEVICE_INLINE double sub_rn(double a, double b) {
-  return __dsub_rn(a, b);
-}
 template <class T>
 TLRT_DEVICE_INLINE T narrow(double v);
 template <>

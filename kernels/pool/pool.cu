@@ -34,39 +34,16 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "kernels/common/float_ops.cuh"
 #include "kernels/common/launch.cuh"
-#include "kernels/pool/pool.h"
 #include "kernels/common/quotient.h"
+#include "kernels/pool/pool.h"
 
 namespace tlrt::kernels {
 namespace {
 
 enum class Pool { max, avg, smooth };
 
-TLRT_DEVICE_INLINE float add_rn(float a, float b) {
-  return __fadd_rn(a, b);
-}
-TLRT_DEVICE_INLINE double add_rn(double a, double b) {
-  return __dadd_rn(a, b);
-}
-TLRT_DEVICE_INLINE float sub_rn(float a, float b) {
-  return __fsub_rn(a, b);
-}
-TLRT_DEVICE_INLINE double sub_rn(double a, double b) {
-  return __dsub_rn(a, b);
-}
-TLRT_DEVICE_INLINE float mul_rn(float a, float b) {
-  return __fmul_rn(a, b);
-}
-TLRT_DEVICE_INLINE double mul_rn(double a, double b) {
-  return __dmul_rn(a, b);
-}
-TLRT_DEVICE_INLINE float div_rn(float a, float b) {
-  return __fdiv_rn(a, b);
-}
-TLRT_DEVICE_INLINE double div_rn(double a, double b) {
-  return __ddiv_rn(a, b);
-}
 TLRT_DEVICE_INLINE float exp_t(float v) {
   return expf(v);
 }
@@ -244,17 +221,6 @@ __global__ void plane_fwd_kernel(const T* __restrict__ x, T* __restrict__ y, Pla
 }
 
 // 2x2 stride 2, no padding, even width: each window's rows are one aligned pair each.
-template <class T>
-struct Pair;
-template <>
-struct Pair<float> {
-  using type = float2;
-};
-template <>
-struct Pair<double> {
-  using type = double2;
-};
-
 template <Pool K, class T, class I>
 __global__ void plane_fwd_2x2_kernel(const T* __restrict__ x, T* __restrict__ y, Planes<I> p, T b,
                                      T inv_b, I total) {
@@ -858,8 +824,8 @@ __global__ void smooth_2x2_group_kernel(const T* __restrict__ x, T* __restrict__
 // * The backward's fl(e / D) comes from D's correctly rounded reciprocal (quotient.h): IEEE
 //   division's bits, one reciprocal per window.
 
-constexpr int kStreamG = 4;        // adjacent outputs (forward) or inputs (backward) per thread
-constexpr int kStreamLanes = 30;   // backward: input groups a warp writes (lanes 1..30)
+constexpr int kStreamG = 4;       // adjacent outputs (forward) or inputs (backward) per thread
+constexpr int kStreamLanes = 30;  // backward: input groups a warp writes (lanes 1..30)
 constexpr int kStreamThreads = 128;
 
 struct StreamPlan {
@@ -870,7 +836,7 @@ struct StreamPlan {
   uint32_t segments = 0;  // backward: warps across a row
   uint32_t strip = 0;     // rows per strip (forward: output rows; backward: input rows)
   uint32_t strips = 0;
-  uint32_t items = 0;     // forward: threads; backward: warps
+  uint32_t items = 0;  // forward: threads; backward: warps
 };
 
 // Six values of input row iy from column c0 on, the literal 0 outside the plane.
@@ -1019,7 +985,8 @@ __global__ void __launch_bounds__(kStreamThreads)
       if (row_out && any_col) {
         float g[kStreamG];
 #pragma unroll
-        for (int j = 0; j < kStreamG; ++j) g[j] = wcol[j] ? __ldg(dyp + wr * p.ow + (ox0 + j)) : 0.0f;
+        for (int j = 0; j < kStreamG; ++j)
+          g[j] = wcol[j] ? __ldg(dyp + wr * p.ow + (ox0 + j)) : 0.0f;
         float pv[kStreamG];
         stream_pivots<Upper, false>(v, pv);
 #pragma unroll

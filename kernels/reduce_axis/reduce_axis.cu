@@ -47,6 +47,7 @@
 #include <cstdint>
 #include <string>
 
+#include "kernels/common/float_ops.cuh"
 #include "kernels/common/launch.cuh"
 #include "kernels/reduce_axis/max_key.h"
 #include "kernels/reduce_axis/reduce_axis.h"
@@ -56,13 +57,6 @@ namespace {
 
 // ---------------------------------------------------------------------------------------------
 // Row reductions
-
-TLRT_DEVICE_INLINE float add_rn(float a, float b) {
-  return __fadd_rn(a, b);
-}
-TLRT_DEVICE_INLINE double add_rn(double a, double b) {
-  return __dadd_rn(a, b);
-}
 
 TLRT_DEVICE_INLINE uint32_t max_of(uint32_t a, uint32_t b) {
   return a < b ? b : a;
@@ -95,19 +89,6 @@ struct MaxOp {
   static TLRT_DEVICE_INLINE Acc add(Acc a, T v) { return max_of(a, max_key(v)); }
   static TLRT_DEVICE_INLINE Acc merge(Acc a, Acc b) { return max_of(a, b); }
   static TLRT_DEVICE_INLINE T finish(Acc a) { return max_value<T>(a); }
-};
-
-template <class T>
-struct Vec16;
-template <>
-struct Vec16<float> {
-  using type = float4;
-  static constexpr int kLanes = 4;
-};
-template <>
-struct Vec16<double> {
-  using type = double2;
-  static constexpr int kLanes = 2;
 };
 
 // One accumulator per vector lane, so that a thread's additions form kLanes independent chains.

@@ -69,6 +69,7 @@
 #include <string>
 #include <type_traits>
 
+#include "kernels/common/float_ops.cuh"
 #include "kernels/common/launch.cuh"
 #include "kernels/scan/scan.h"
 
@@ -93,19 +94,6 @@ constexpr uint64_t kExactMaxSteps =
     kScanExactMaxSteps;  // shorter sequences always take the exact schedule
 
 constexpr unsigned kFullMask = 0xffffffffu;
-
-TLRT_DEVICE_INLINE float mul_rn(float a, float b) {
-  return __fmul_rn(a, b);
-}
-TLRT_DEVICE_INLINE double mul_rn(double a, double b) {
-  return __dmul_rn(a, b);
-}
-TLRT_DEVICE_INLINE float add_rn(float a, float b) {
-  return __fadd_rn(a, b);
-}
-TLRT_DEVICE_INLINE double add_rn(double a, double b) {
-  return __dadd_rn(a, b);
-}
 
 // One step of the affine recurrence, separately rounded: fl(fl(a*h) + b).
 template <class T>

@@ -33,6 +33,7 @@
 #include <cstdint>
 
 #include "kernels/common/async_copy.cuh"
+#include "kernels/common/float_ops.cuh"
 #include "kernels/common/launch.cuh"
 #include "kernels/common/quotient.h"
 #include "kernels/softmax/softmax.h"
@@ -46,19 +47,6 @@ constexpr uint64_t kRowGridCap = 1u << 20;  // blocks of the row kernels (they s
 constexpr int kAxisRegisterMax = 64;        // longest axis column held in registers
 // Fewest columns for the register kernel along an axis (fewer would leave the device idle).
 constexpr uint64_t kAxisRegisterMinColumns = uint64_t{1} << 15;
-
-template <class T>
-struct Vec;
-template <>
-struct Vec<float> {
-  using type = float4;
-  static constexpr int kWidth = 4;
-};
-template <>
-struct Vec<double> {
-  using type = double2;
-  static constexpr int kWidth = 2;
-};
 
 __device__ __forceinline__ float exp_of(float v) {
   return expf(v);
@@ -109,7 +97,7 @@ __device__ __forceinline__ void load_chunk(const T* p, T (&v)[V]) {
   if constexpr (V == 1) {
     v[0] = p[0];
   } else {
-    const typename Vec<T>::type q = *reinterpret_cast<const typename Vec<T>::type*>(p);
+    const typename Vec16<T>::type q = *reinterpret_cast<const typename Vec16<T>::type*>(p);
     if constexpr (V == 4) {
       v[0] = q.x;
       v[1] = q.y;
@@ -354,7 +342,7 @@ template <class T, int N>
 __global__ void __launch_bounds__(kPipeThreads)
     rows_pipe_kernel(const T* __restrict__ scores, const T* __restrict__ mask, uint64_t rows,
                      uint64_t cols, T* __restrict__ out) {
-  constexpr int V = Vec<T>::kWidth;
+  constexpr int V = Vec16<T>::kLanes;
   static_assert(N * V <= 32, "one mask bit per register element");
   extern __shared__ __align__(16) unsigned char smem[];
   const int lane = threadIdx.x & 31;
@@ -1003,7 +991,7 @@ void softmax_rows_cuda(const T* scores, const T* mask, uint64_t rows, uint64_t c
   // The op whose failure a launch error reports: the last-axis softmax_io has no mask.
   const char* op = mask != nullptr ? "hard_masked_softmax_by_row" : "softmax_io";
   if (rows == 0 || cols == 0) return;
-  constexpr int kV = Vec<T>::kWidth;
+  constexpr int kV = Vec16<T>::kLanes;
   const bool vector =
       cols % kV == 0 && aligned16(scores) && aligned16(out) && (mask == nullptr || aligned16(mask));
   if (vector) {
