@@ -157,17 +157,16 @@ std::unique_ptr<Buffer> attention_fwd(const Buffer& q, const Buffer& k, const Bu
                                          static_cast<T*>(context->v->data()), rows, d, s, op);
           const kernels::MatmulShape pv{batch, n, n, d, false, false};
           queue_product(backend, dtype, probs, v.data(), out->data(), pv, op);
+          // Without a mask no row is blocked and the flags stay unwritten and unread (the
+          // backward reads them only with a mask).
+          const uint8_t* flags = has_mask != 0 ? blocked : nullptr;
           if (has_mask != 0) {
             kernels::attention_blocked_rows_cuda(static_cast<const T*>(probs), blocked, rows, n, s,
                                                  op);
-            kernels::masked_rows_copy_cuda(q.as<T>(), blocked, static_cast<T*>(context->q->data()),
-                                           rows, d, s, op);
-            kernels::masked_rows_copy_cuda(out->as<T>(), blocked, out->as<T>(), rows, d, s, op);
-          } else {
-            // No row is blocked; the flags stay unread (the backward reads them only with a mask).
-            kernels::masked_rows_copy_cuda(q.as<T>(), static_cast<const uint8_t*>(nullptr),
-                                           static_cast<T*>(context->q->data()), rows, d, s, op);
+            kernels::masked_rows_copy_cuda(out->as<T>(), flags, out->as<T>(), rows, d, s, op);
           }
+          kernels::masked_rows_copy_cuda(q.as<T>(), flags, static_cast<T*>(context->q->data()),
+                                         rows, d, s, op);
         });
   }
   out->set_context(std::move(context));

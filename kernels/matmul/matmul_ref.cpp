@@ -27,8 +27,7 @@ void bmm_ref(const T* a, const T* b, T* c, const MatmulShape& s) {
   const uint64_t b_row = s.transpose_b ? 1 : s.p, b_col = s.transpose_b ? s.n : 1;
   // Output rows (batch, i) are independent: contiguous ranges of them on several threads, each
   // row's sums in the order above, so the bits do not depend on the thread count.
-  // alpha rounded to T, applied to the wide sum: one rounding in all.
-  const bool scaled = s.alpha != 1.0;
+  // alpha rounded to T, applied to the wide sum: one rounding in all (alpha = 1 is exact).
   const W alpha = static_cast<W>(static_cast<T>(s.alpha));
   const uint64_t grain = grain_for_work(s.n * s.p, uint64_t{1} << 20);
   parallel_ranges(s.batch * s.m, grain, [&](uint64_t begin, uint64_t end) {
@@ -44,11 +43,7 @@ void bmm_ref(const T* a, const T* b, T* c, const MatmulShape& s) {
         const T* bk = bm + k * b_row;
         for (uint64_t j = 0; j < s.p; ++j) acc[j] += aik * static_cast<W>(bk[j * b_col]);
       }
-      if (scaled) {
-        for (uint64_t j = 0; j < s.p; ++j) cb[i * s.p + j] = static_cast<T>(alpha * acc[j]);
-      } else {
-        for (uint64_t j = 0; j < s.p; ++j) cb[i * s.p + j] = static_cast<T>(acc[j]);
-      }
+      for (uint64_t j = 0; j < s.p; ++j) cb[i * s.p + j] = static_cast<T>(alpha * acc[j]);
     }
   });
 }

@@ -17,7 +17,7 @@ template <class T>
 __global__ void __launch_bounds__(kSmallThreads)
     bmm_small_kernel(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ c,
                      uint64_t outputs, uint64_t m, uint64_t n, uint64_t p, bool ta, bool tb,
-                     T alpha, bool scaled) {
+                     T alpha) {
   const uint64_t per_batch = m * p;
   for (uint64_t o = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x; o < outputs;
        o += uint64_t{gridDim.x} * blockDim.x) {
@@ -33,7 +33,8 @@ __global__ void __launch_bounds__(kSmallThreads)
     const uint64_t y_step = tb ? 1 : p;
     T acc = T(0);
     for (uint64_t k = 0; k < n; ++k) acc = fma(x[k * x_step], y[k * y_step], acc);
-    c[o] = !scaled ? acc : alpha == T(0) ? T(0) : acc * alpha;
+    // acc * 1 is acc exactly; alpha = 0 gives +0 whatever the sum (BLAS).
+    c[o] = alpha == T(0) ? T(0) : acc * alpha;
   }
 }
 
@@ -46,7 +47,7 @@ void bmm_small_cuda(const T* a, const T* b, T* c, const MatmulShape& shape, CUst
   if (outputs == 0) return;
   bmm_small_kernel<T><<<grid_for(outputs, kSmallThreads), kSmallThreads, 0, stream>>>(
       a, b, c, outputs, shape.m, shape.n, shape.p, shape.transpose_a, shape.transpose_b,
-      static_cast<T>(shape.alpha), shape.alpha != 1.0);
+      static_cast<T>(shape.alpha));
   check_launch(op);
 }
 
