@@ -97,6 +97,13 @@ sanitize() { # sanitize TOOL: the tool over every registered gpu binary
   while read -r name bin env; do
     [ -z "$name" ] && continue
     if [ -n "${SANITIZE_ONLY:-}" ] && [[ ",$SANITIZE_ONLY," != *",$name,"* ]]; then continue; fi
+    # The threads suite launches from several host threads at once; racecheck loses track of
+    # such launches ("Detected a failure to track a kernel launch") and stops making progress
+    # (H200, 2026-12-03). Its kernels are the families' own, which racecheck checks in their suites.
+    if [ "$name" = threads ] && [ "$tool" = racecheck ]; then
+      say "$(printf '%-36s %s' "$tool $name" "left out: kernels launched from several threads")"
+      continue
+    fi
     # shellcheck disable=SC2046
     env TLRT_CACHING_ALLOCATOR=0 $env timeout 900 compute-sanitizer --tool "$tool" \
       $(tool_flags "$tool") --error-exitcode 99 "$bin" --gtest_filter="$filter" \
