@@ -27,12 +27,7 @@ SANITIZE="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit
 SANITIZE_LINK="-fsanitize=address,undefined"
 
 start=$(date +%s)
-cmake -S . -B "$BUILD" -G Ninja \
-  -DTLRT_ENABLE_CUDA=OFF -DTLRT_BUILD_TESTS=ON -DTLRT_BUILD_BENCH=OFF \
-  -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DCMAKE_C_FLAGS="$SANITIZE" -DCMAKE_CXX_FLAGS="$SANITIZE" \
-  -DCMAKE_EXE_LINKER_FLAGS="$SANITIZE_LINK" -DCMAKE_SHARED_LINKER_FLAGS="$SANITIZE_LINK"
-cmake --build "$BUILD" --target tlrt-fuzz -j "$JOBS"
+JOBS=$JOBS scripts/sanitized-build.sh "$BUILD" "$SANITIZE" "$SANITIZE_LINK" tlrt-fuzz
 echo "fuzz-sanitized: build $(($(date +%s) - start)) s"
 
 # detect_leaks: leaks at the parent's exit fail the run (children leave through _exit).

@@ -16,13 +16,8 @@ JOBS=${JOBS:-$(nproc)}
 SANITIZE="-fsanitize=thread -fno-omit-frame-pointer"
 
 start=$(date +%s)
-cmake -S . -B "$BUILD" -G Ninja \
-  -DTLRT_ENABLE_CUDA=OFF -DTLRT_BUILD_TESTS=ON -DTLRT_BUILD_BENCH=OFF \
-  -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DCMAKE_C_FLAGS="$SANITIZE" -DCMAKE_CXX_FLAGS="$SANITIZE" \
-  -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=thread" -DCMAKE_SHARED_LINKER_FLAGS="-fsanitize=thread"
-cmake --build "$BUILD" -j "$JOBS" \
-  --target threads_test caching_allocator_test plan_cache_test host_parallel_test
+JOBS=$JOBS scripts/sanitized-build.sh "$BUILD" "$SANITIZE" "-fsanitize=thread" \
+  threads_test caching_allocator_test plan_cache_test host_parallel_test
 echo "threads-sanitized: build $(($(date +%s) - start)) s"
 
 # halt_on_error: the first report ends the process with exit status 66.

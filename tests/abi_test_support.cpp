@@ -20,6 +20,15 @@ Obj byte_array(const std::vector<uint8_t>& bytes) {
   return Obj(a);
 }
 
+Obj array_of(const std::vector<const Obj*>& items) {
+  lean_object* a = lean_alloc_array(items.size(), items.size());
+  for (size_t i = 0; i < items.size(); ++i) {
+    lean_inc(items[i]->get());
+    lean_array_set_core(a, i, items[i]->get());
+  }
+  return Obj(a);
+}
+
 std::vector<double> doubles_of(lean_object* a) {
   const double* p = lean_float_array_cptr(a);
   return std::vector<double>(p, p + lean_sarray_size(a));

@@ -63,6 +63,8 @@ class Obj {
 
 Obj float_array(const std::vector<double>& values);
 Obj byte_array(const std::vector<uint8_t>& bytes);
+// A Lean Array holding a new reference to each of `items` (kernel-run inputs).
+Obj array_of(const std::vector<const Obj*>& items);
 std::vector<double> doubles_of(lean_object* float_array);
 std::vector<uint8_t> bytes_of(lean_object* byte_array);
 

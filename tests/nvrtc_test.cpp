@@ -35,16 +35,6 @@ Obj lean_text(const std::string& s) {
   return Obj(lean_mk_string_from_bytes(s.data(), s.size()));
 }
 
-// An Array of the given objects (the array takes new references).
-Obj array_of(const std::vector<const Obj*>& items) {
-  lean_object* a = lean_alloc_array(items.size(), items.size());
-  for (size_t i = 0; i < items.size(); ++i) {
-    lean_inc(items[i]->get());
-    lean_array_set_core(a, i, items[i]->get());
-  }
-  return Obj(a);
-}
-
 template <class T>
 std::vector<uint8_t> bytes_from(const std::vector<T>& v) {
   std::vector<uint8_t> b(v.size() * sizeof(T));

@@ -109,16 +109,6 @@ class StartLine {
   int waiting_;
 };
 
-// A Lean array holding a reference to each buffer.
-Obj array_of(const std::vector<const Obj*>& items) {
-  lean_object* a = lean_alloc_array(items.size(), items.size());
-  for (size_t i = 0; i < items.size(); ++i) {
-    lean_inc(items[i]->get());
-    lean_array_set_core(a, i, items[i]->get());
-  }
-  return Obj(a);
-}
-
 // The kernel every thread runs (one source, so the kernel cache sees concurrent misses and hits):
 // output = input0 * input1 + input0.
 std::string shared_kernel() {
