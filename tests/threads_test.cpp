@@ -10,6 +10,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <mutex>
@@ -281,39 +282,31 @@ using Workload = std::vector<Bytes> (*)(int, Handoff*);
 
 class Threads : public BackendSuite {
  protected:
-  // Runs `workers` threads of `rounds` workloads each against the same workloads run alone.
+  // Runs `workers` threads of `rounds` workloads each, then the same workloads alone, and
+  // compares. The threads go first, so that in a fresh process their first uses (device
+  // initialisation, the staging buffers, the cuBLAS and cuDNN handles, plans, compiled kernels)
+  // race. With TLRT_THREADS_ALONE_FIRST=1 the workloads run alone first, so that every first use
+  // happens on one thread: the compute-sanitizer stages of scripts/gpu-check.sh set it, since
+  // under those tools threads that make their first uses at once made no progress (docs/CHECKS.md).
   void run_concurrently(Workload workload, bool deterministic, int workers, int rounds) {
     DeterministicScope scope(deterministic);
-    std::vector<std::vector<Bytes>> alone;
-    for (int w = 0; w < workers; ++w) alone.push_back(workload(w, nullptr));
-    for (const std::vector<Bytes>& r : alone) {
-      for (const Bytes& b : r) ASSERT_FALSE(b.empty());
-    }
-
+    std::vector<std::vector<Bytes>> alone(workers);
+    auto run_alone = [&] {
+      for (int w = 0; w < workers; ++w) alone[w] = workload(w, nullptr);
+    };
+    const char* alone_first = std::getenv("TLRT_THREADS_ALONE_FIRST");
+    const bool first = alone_first != nullptr && std::string(alone_first) == "1";
+    if (first) run_alone();
     const Counters before = Counters::read();
     Handoff handoff;
     StartLine start(workers);
-    std::atomic<int> mismatches{0};
-    std::vector<std::string> first_mismatch(workers);
+    std::vector<std::vector<std::vector<Bytes>>> got(workers);
     std::vector<std::thread> threads;
     for (int w = 0; w < workers; ++w) {
       threads.emplace_back([&, w] {
         start.arrive_and_wait();
         for (int r = 0; r < rounds; ++r) {
-          const std::vector<Bytes> got = workload(w, &handoff);
-          if (got.size() != alone[w].size()) {
-            ++mismatches;
-            first_mismatch[w] = "result count " + std::to_string(got.size());
-            return;
-          }
-          for (size_t i = 0; i < got.size(); ++i) {
-            if (got[i] != alone[w][i]) {
-              ++mismatches;
-              if (first_mismatch[w].empty()) {
-                first_mismatch[w] = "round " + std::to_string(r) + ", result " + std::to_string(i);
-              }
-            }
-          }
+          got[w].push_back(workload(w, &handoff));
           // Cached memory handed back while the other threads allocate.
           if (w == 0) {
             EXPECT_TRUE(take_io(torchlean_libtorch_empty_cache(0)).ok);
@@ -324,11 +317,33 @@ class Threads : public BackendSuite {
     for (std::thread& t : threads) t.join();
     while (lean_object* o = handoff.take()) lean_dec(o);
 
+    if (!first) run_alone();
+    std::vector<std::string> first_mismatch(workers);
+    int mismatches = 0;
+    for (int w = 0; w < workers; ++w) {
+      for (const Bytes& b : alone[w]) ASSERT_FALSE(b.empty()) << "workload " << w;
+      for (int r = 0; r < rounds; ++r) {
+        if (got[w][r].size() != alone[w].size()) {
+          ++mismatches;
+          first_mismatch[w] = "round " + std::to_string(r) + ": result count " +
+                              std::to_string(got[w][r].size()) + " against " +
+                              std::to_string(alone[w].size());
+          continue;
+        }
+        for (size_t i = 0; i < alone[w].size(); ++i) {
+          if (got[w][r][i] == alone[w][i]) continue;
+          ++mismatches;
+          if (first_mismatch[w].empty()) {
+            first_mismatch[w] = "round " + std::to_string(r) + ", result " + std::to_string(i);
+          }
+        }
+      }
+    }
     for (int w = 0; w < workers; ++w) {
       EXPECT_TRUE(first_mismatch[w].empty())
           << "workload " << w << " differs from its run alone at " << first_mismatch[w];
     }
-    EXPECT_EQ(mismatches.load(), 0);
+    EXPECT_EQ(mismatches, 0);
     const Counters after = Counters::read();
     EXPECT_EQ(after.live_bytes, before.live_bytes);
     EXPECT_EQ(after.wrapper_live, before.wrapper_live);
