@@ -3,10 +3,13 @@
 //   the operand type): each is one round-to-nearest intrinsic, so nothing is contracted into an
 //   FMA whatever the compiler's flags, and fma_rn is the only fused operation.
 // - Vec16<T>: the 16-byte vector of T (float4 of 4 lanes, double2 of 2); Pair<T>: two values of T
-//   (float2, double2).
+//   (float2, double2); Word<T>: the unsigned word of T's width (uint32_t, uint64_t), for kernels
+//   that move values as their bits.
 #pragma once
 
 #include <cuda_runtime.h>
+
+#include <cstdint>
 
 #include "common/host_device.h"
 
@@ -71,6 +74,17 @@ struct Pair<float> {
 template <>
 struct Pair<double> {
   using type = double2;
+};
+
+template <class T>
+struct Word;
+template <>
+struct Word<float> {
+  using type = uint32_t;
+};
+template <>
+struct Word<double> {
+  using type = uint64_t;
 };
 
 }  // namespace tlrt::kernels

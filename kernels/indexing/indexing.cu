@@ -30,17 +30,6 @@ namespace {
 // Runs longer than this are folded by the warp kernel (narrow rows).
 constexpr uint64_t kLongRun = 32;
 
-template <class T>
-struct Bits;
-template <>
-struct Bits<float> {
-  using type = uint32_t;
-};
-template <>
-struct Bits<double> {
-  using type = unsigned long long;
-};
-
 // ---------------------------------------------------------------------------------------------
 // gather_rows
 
@@ -139,7 +128,7 @@ template <class T>
 __global__ void gather_at_kernel(const T* __restrict__ table, uint32_t size,
                                  const T* __restrict__ positions, uint64_t count,
                                  T* __restrict__ out) {
-  using B = typename Bits<T>::type;
+  using B = typename Word<T>::type;
   const B* words = reinterpret_cast<const B*>(table);
   B* dst = reinterpret_cast<B*>(out);
   const uint64_t stride = uint64_t{gridDim.x} * blockDim.x;

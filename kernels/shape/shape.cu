@@ -46,6 +46,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "kernels/common/float_ops.cuh"
 #include "kernels/common/launch.cuh"
 #include "kernels/common/row_major.h"
 #include "kernels/shape/copy_plan.h"
@@ -53,17 +54,6 @@
 
 namespace tlrt::kernels {
 namespace {
-
-template <class T>
-struct Word;
-template <>
-struct Word<float> {
-  using type = uint32_t;
-};
-template <>
-struct Word<double> {
-  using type = uint64_t;
-};
 
 // 16 bytes of one word repeated.
 __device__ __forceinline__ uint4 splat16(uint32_t w) {
