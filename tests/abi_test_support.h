@@ -170,20 +170,38 @@ T value_of(typename Dt<T>::Bits b) {
 
 using test_bits::same_bits_or_nan;
 
-// A buffer of dtype T holding exactly `values` (of_bytes_io: no rounding, NaN payloads kept).
-template <class T>
-Obj make_buffer(const std::vector<T>& values) {
-  std::vector<uint8_t> bytes(values.size() * sizeof(T));
+// The bytes of host values, as they lie in memory.
+template <class V>
+std::vector<uint8_t> bytes_from(const std::vector<V>& values) {
+  std::vector<uint8_t> bytes(values.size() * sizeof(V));
   if (!bytes.empty()) std::memcpy(bytes.data(), values.data(), bytes.size());
+  return bytes;
+}
+
+// A buffer of dtype T holding exactly `bytes` (of_bytes_io: no rounding, NaN payloads kept).
+template <class T>
+Obj buffer_of_bytes(const std::vector<uint8_t>& bytes) {
   Io io = take_io(
       torchlean_cuda_buffer_of_bytes_io(byte_array(bytes).get(), Dt<T>::kCode, Dt<T>::kCode));
   EXPECT_TRUE(io.ok) << io.message;
   return std::move(io.value);
 }
 
+// A buffer of dtype T holding exactly `values`.
+template <class T>
+Obj make_buffer(const std::vector<T>& values) {
+  return buffer_of_bytes<T>(bytes_from(values));
+}
+
 // The words of values of dtype T (NaN payloads and signed zeros kept).
 template <class T>
 using Words = std::vector<typename Dt<T>::Bits>;
+
+// A buffer of dtype T holding exactly these words.
+template <class T>
+Obj make_words(const Words<T>& words) {
+  return buffer_of_bytes<T>(bytes_from(words));
+}
 
 // A buffer of dtype T read back exactly (to_bytes_io) as values (V = T) or words (V =
 // Dt<T>::Bits); checks the dtype first.

@@ -164,8 +164,7 @@ double on_threads(Body&& body) {
 
 // One operation on both paths; a mismatch is counted in `failed` and reported.
 template <class P, class W>
-void check_pair(Tally& tally, const std::string& format, int op, W a, W b,
-                std::uint64_t& failed) {
+void check_pair(Tally& tally, const std::string& format, int op, W a, W b, std::uint64_t& failed) {
   const W got = P::got(op, a, b), want = P::want(op, a, b);
   if (got != want) {
     ++failed;

@@ -22,44 +22,13 @@ using namespace abi_test;
 
 namespace {
 
-template <class T>
-typename Dt<T>::Bits bits(T v) {
-  typename Dt<T>::Bits b;
-  std::memcpy(&b, &v, sizeof(T));
-  return b;
-}
-
-template <class T>
-T value(typename Dt<T>::Bits b) {
-  T v;
-  std::memcpy(&v, &b, sizeof(T));
-  return v;
-}
-
-template <class T>
-Obj make_words(const Words<T>& words) {
-  std::vector<uint8_t> bytes(words.size() * sizeof(T));
-  if (!bytes.empty()) std::memcpy(bytes.data(), words.data(), bytes.size());
-  Io io = take_io(
-      torchlean_cuda_buffer_of_bytes_io(byte_array(bytes).get(), Dt<T>::kCode, Dt<T>::kCode));
-  EXPECT_TRUE(io.ok) << io.message;
-  return std::move(io.value);
-}
-
-template <class T>
-Obj make_values(const std::vector<T>& values) {
-  Words<T> w(values.size());
-  for (size_t i = 0; i < values.size(); ++i) w[i] = bits(values[i]);
-  return make_words<T>(w);
-}
-
 // The contract's ordered fold, literally: per touched row, fl(-0 + base), then the sources in
 // increasing index.
 template <class T>
 Words<T> expected_scatter(const Words<T>& mat, const Words<T>& values, uint64_t rows, uint64_t cols,
                           const std::vector<uint64_t>& idx) {
   std::vector<T> out(mat.size());
-  for (size_t i = 0; i < mat.size(); ++i) out[i] = value<T>(mat[i]);
+  for (size_t i = 0; i < mat.size(); ++i) out[i] = value_of<T>(mat[i]);
   std::vector<bool> touched(rows, false);
   for (size_t r = 0; r < idx.size(); ++r) {
     if (idx[r] >= rows) continue;
@@ -69,10 +38,10 @@ Words<T> expected_scatter(const Words<T>& mat, const Words<T>& values, uint64_t 
       for (uint64_t c = 0; c < cols; ++c) row[c] = negative_zero + row[c];
     }
     touched[idx[r]] = true;
-    for (uint64_t c = 0; c < cols; ++c) row[c] = row[c] + value<T>(values[r * cols + c]);
+    for (uint64_t c = 0; c < cols; ++c) row[c] = row[c] + value_of<T>(values[r * cols + c]);
   }
   Words<T> w(out.size());
-  for (size_t i = 0; i < out.size(); ++i) w[i] = bits(out[i]);
+  for (size_t i = 0; i < out.size(); ++i) w[i] = bits_of(out[i]);
   // Untouched rows are bit copies (a signalling NaN stays signalling).
   for (uint64_t t = 0; t < rows; ++t) {
     if (!touched[t]) {
@@ -87,8 +56,8 @@ template <class T>
 void expect_same(const Words<T>& got, const Words<T>& want) {
   ASSERT_EQ(got.size(), want.size());
   for (size_t i = 0; i < got.size(); ++i) {
-    ASSERT_TRUE(same_bits_or_nan(value<T>(got[i]), value<T>(want[i])))
-        << "at " << i << ": " << value<T>(got[i]) << " vs " << value<T>(want[i]);
+    ASSERT_TRUE(same_bits_or_nan(value_of<T>(got[i]), value_of<T>(want[i])))
+        << "at " << i << ": " << value_of<T>(got[i]) << " vs " << value_of<T>(want[i]);
   }
 }
 
@@ -120,7 +89,7 @@ Words<T> random_values(uint64_t n, uint64_t seed) {
   for (auto& v : w) {
     const double x = std::ldexp(static_cast<double>(rng() % 100000) - 50000.0, 0) *
                      std::exp2(std::floor(mag(rng)));
-    v = bits(static_cast<T>(x));
+    v = bits_of(static_cast<T>(x));
   }
   return w;
 }
@@ -153,8 +122,8 @@ void gather_fixture() {
   const std::vector<T> m = {1, -0.0, 2.5,  -3,  4,   std::numeric_limits<T>::infinity(),
                             0, 7,    -0.0, nan, nan, nan};
   Words<T> mw(m.size());
-  for (size_t i = 0; i < m.size(); ++i) mw[i] = bits(m[i]);
-  mw[1] = bits(static_cast<T>(-0.0));
+  for (size_t i = 0; i < m.size(); ++i) mw[i] = bits_of(m[i]);
+  mw[1] = bits_of(static_cast<T>(-0.0));
   const Obj mat = make_words<T>(mw);
   const std::vector<uint64_t> idx = {2, 7, 0, 2, 4, 4294967295ull, 3, 1};
   const Words<T> got = gather_rows<T>(mat, 4, 3, idx);
@@ -184,7 +153,7 @@ TEST_F(Indexing, GatherRowsZeroExtents) {
   const Obj empty = make_words<float>({});
   EXPECT_EQ(gather_rows<float>(empty, 0, 3, {0, 5}), Words<float>(6, 0u));  // rows = 0: zeros
   EXPECT_TRUE(gather_rows<float>(empty, 4, 0, {0, 1, 9}).empty());          // cols = 0
-  const Obj mat = make_values<double>({1, 2, 3, 4});
+  const Obj mat = make_buffer<double>({1, 2, 3, 4});
   EXPECT_TRUE(gather_rows<double>(mat, 2, 2, {}).empty());  // k = 0
 }
 
@@ -215,11 +184,11 @@ TEST_F(Indexing, GatherRowsRandomShapes) {
 TEST_F(Indexing, ScatterAddSpecFixtureBaseFirstThenSourceOrder) {
   for (bool deterministic : {true, false}) {
     EXPECT_TRUE(set_deterministic(deterministic));
-    const Obj x = make_values<float>({1e8f, -0.0f});
-    const Obj v = make_values<float>({-1e8f, 1.0f});
+    const Obj x = make_buffer<float>({1e8f, -0.0f});
+    const Obj v = make_buffer<float>({-1e8f, 1.0f});
     Obj list(nat_list({0, 0}));
     Obj r(torchlean_cuda_buffer_scatter_add(x.get(), v.get(), 2, list.get(), 2));
-    EXPECT_EQ(words_of<float>(r.get()), (Words<float>{bits(1.0f), 0x80000000u}))
+    EXPECT_EQ(words_of<float>(r.get()), (Words<float>{bits_of(1.0f), 0x80000000u}))
         << "deterministic " << deterministic;
   }
 }
@@ -231,19 +200,19 @@ void scatter_fixture() {
   const std::vector<T> base = {-0.0, -0.0, 1, 2, nan, nan, -0.0, 0};
   const std::vector<T> vals = {-0.0, 0, 10, 20, 5, 6, 100, 200, -0.0, -0.0, 7, 8};
   const std::vector<uint64_t> idx = {0, 1, 9, 1, 3, 4};  // 9 and 4 out of range, 1 repeated
-  const Obj mat = make_values<T>(base);
-  const Obj values = make_values<T>(vals);
+  const Obj mat = make_buffer<T>(base);
+  const Obj values = make_buffer<T>(vals);
   Words<T> bw, vw;
-  for (T b : base) bw.push_back(bits(b));
-  for (T v : vals) vw.push_back(bits(v));
+  for (T b : base) bw.push_back(bits_of(b));
+  for (T v : vals) vw.push_back(bits_of(v));
   const Words<T> got = scatter_rows<T>(mat, values, 4, 2, idx);
   expect_same<T>(got, expected_scatter<T>(bw, vw, 4, 2, idx));
-  EXPECT_EQ(got[0], bits(static_cast<T>(-0.0)));  // -0 + -0 + -0
-  EXPECT_EQ(got[1], bits(static_cast<T>(0.0)));   // -0 + -0 + +0
-  EXPECT_EQ(got[2], bits(static_cast<T>(1 + 10 + 100)));
-  EXPECT_EQ(got[6], bits(static_cast<T>(-0.0)));  // -0 + -0 + -0
-  EXPECT_EQ(got[7], bits(static_cast<T>(0.0)));
-  EXPECT_TRUE(std::isnan(value<T>(got[4])));
+  EXPECT_EQ(got[0], bits_of(static_cast<T>(-0.0)));  // -0 + -0 + -0
+  EXPECT_EQ(got[1], bits_of(static_cast<T>(0.0)));   // -0 + -0 + +0
+  EXPECT_EQ(got[2], bits_of(static_cast<T>(1 + 10 + 100)));
+  EXPECT_EQ(got[6], bits_of(static_cast<T>(-0.0)));  // -0 + -0 + -0
+  EXPECT_EQ(got[7], bits_of(static_cast<T>(0.0)));
+  EXPECT_TRUE(std::isnan(value_of<T>(got[4])));
 }
 
 TEST_F(Indexing, ScatterAddRowsFixtureFloat32) {
@@ -256,7 +225,7 @@ TEST_F(Indexing, ScatterAddRowsFixtureFloat64) {
 TEST_F(Indexing, UntouchedRowsAreBitCopies) {
   const Words<float> mw = {0x7FA00001u, 0x80000000u, 0xFFC0BEEFu, 0x00000001u};
   const Obj mat = make_words<float>(mw);
-  const Obj values = make_values<float>({1, 2, 3, 4});
+  const Obj values = make_buffer<float>({1, 2, 3, 4});
   // Only out-of-range targets: the result is the base, word for word.
   EXPECT_EQ(scatter_rows<float>(mat, values, 2, 2, {2, 7}), mw);
   Obj list(nat_list({}));
@@ -267,7 +236,7 @@ TEST_F(Indexing, UntouchedRowsAreBitCopies) {
 
 TEST_F(Indexing, ScatterZeroExtents) {
   const Obj empty = make_words<double>({});
-  EXPECT_TRUE(scatter_rows<double>(empty, make_values<double>({1, 2}), 0, 1, {0, 0}).empty());
+  EXPECT_TRUE(scatter_rows<double>(empty, make_buffer<double>({1, 2}), 0, 1, {0, 0}).empty());
   EXPECT_TRUE(scatter_rows<double>(empty, empty, 3, 0, {0, 1}).empty());
 }
 
@@ -387,12 +356,12 @@ template <class T>
 void gather_at_fixture() {
   const T nan = std::numeric_limits<T>::quiet_NaN();
   const T inf = std::numeric_limits<T>::infinity();
-  const Obj table = make_values<T>({10, 11, 12, 13, 14});
-  const Obj positions = make_values<T>({-3, 7, 2.75, nan, -0.5, inf, -inf, 3.999, 1, -0.0});
+  const Obj table = make_buffer<T>({10, 11, 12, 13, 14});
+  const Obj positions = make_buffer<T>({-3, 7, 2.75, nan, -0.5, inf, -inf, 3.999, 1, -0.0});
   Obj r(torchlean_cuda_buffer_gather_at(table.get(), 5, positions.get(), 10));
   const Words<T> got = words_of<T>(r.get());
   Words<T> want;
-  for (T v : std::vector<T>{10, 14, 12, 10, 10, 14, 10, 13, 11, 10}) want.push_back(bits(v));
+  for (T v : std::vector<T>{10, 14, 12, 10, 10, 14, 10, 13, 11, 10}) want.push_back(bits_of(v));
   EXPECT_EQ(got, want);
 }
 
@@ -406,7 +375,7 @@ TEST_F(Indexing, GatherAtAddressingFloat64) {
 TEST_F(Indexing, GatherAtCopiesWords) {
   const Words<float> tw = {0x7FC12345u, 0x80000000u};
   const Obj table = make_words<float>(tw);
-  const Obj positions = make_values<float>({0, 1, 5, 0.5f});
+  const Obj positions = make_buffer<float>({0, 1, 5, 0.5f});
   Obj r(torchlean_cuda_buffer_gather_at(table.get(), 2, positions.get(), 4));
   EXPECT_EQ(words_of<float>(r.get()), (Words<float>{tw[0], tw[1], tw[1], tw[0]}));
   Obj e(torchlean_cuda_buffer_gather_at(table.get(), 2, make_words<float>({}).get(), 0));
@@ -416,16 +385,16 @@ TEST_F(Indexing, GatherAtCopiesWords) {
 template <class T>
 void scatter_at_fixture() {
   const T nan = std::numeric_limits<T>::quiet_NaN();
-  const Obj positions = make_values<T>({-3, 7, 2.75, nan, -0.5, 2, 1.5});
-  const Obj values = make_values<T>({1e8, 1, -1e8, 4, 0.25, 3, -0.0});
+  const Obj positions = make_buffer<T>({-3, 7, 2.75, nan, -0.5, 2, 1.5});
+  const Obj values = make_buffer<T>({1e8, 1, -1e8, 4, 0.25, 3, -0.0});
   Obj r(torchlean_cuda_buffer_scatter_add_at(5, positions.get(), values.get(), 7));
   // Targets: 0,4,2,0,0,2,1. Entry 0: ((0 + 1e8) + 4) + 0.25; entry 2: (0 + -1e8) + 3;
   // entry 1: +0 + -0 = +0; entry 3 untouched +0; entry 4: 1.
   const T e0 = static_cast<T>(static_cast<T>(static_cast<T>(1e8) + static_cast<T>(4)) +
                               static_cast<T>(0.25));
   const T e2 = static_cast<T>(static_cast<T>(-1e8) + static_cast<T>(3));
-  const Words<T> want = {bits(e0), bits(static_cast<T>(0)), bits(e2), bits(static_cast<T>(0)),
-                         bits(static_cast<T>(1))};
+  const Words<T> want = {bits_of(e0), bits_of(static_cast<T>(0)), bits_of(e2),
+                         bits_of(static_cast<T>(0)), bits_of(static_cast<T>(1))};
   EXPECT_EQ(words_of<T>(r.get()), want);
 }
 
@@ -442,7 +411,7 @@ TEST_F(Indexing, ScatterAddAtManySourcesIsReproducible) {
   const Words<float> pw = [&] {
     std::mt19937_64 rng(5);
     Words<float> w(count);
-    for (auto& p : w) p = bits(static_cast<float>(static_cast<double>(rng() % 4000) / 37.0 - 3));
+    for (auto& p : w) p = bits_of(static_cast<float>(static_cast<double>(rng() % 4000) / 37.0 - 3));
     return w;
   }();
   const Words<float> vw = random_values<float>(count, 6);
@@ -451,7 +420,7 @@ TEST_F(Indexing, ScatterAddAtManySourcesIsReproducible) {
   Words<float> base(100, 0u);
   std::vector<uint64_t> idx(count);
   for (uint64_t i = 0; i < count; ++i) {
-    const float p = value<float>(pw[i]);
+    const float p = value_of<float>(pw[i]);
     idx[i] = p <= 0 ? 0 : (p >= 99 ? 99 : static_cast<uint64_t>(p));
   }
   const Words<float> want = expected_scatter<float>(base, vw, 100, 1, idx);
@@ -474,7 +443,7 @@ TEST_F(Indexing, ScatterAddAtShortAndLongCountsAgree) {
       const uint64_t span = std::min<uint64_t>(size, 300);
       for (uint64_t i = 0; i < count; ++i) {
         const double p = static_cast<double>(rng() % (4 * span + 8)) / 4.0 - 1.0;
-        pw[i] = bits(p);
+        pw[i] = bits_of(p);
         idx[i] = p <= 0 ? 0 : (p >= size - 1 ? size - 1 : static_cast<uint64_t>(p));
       }
       const Words<double> vw = random_values<double>(count, size + 3 * count);
@@ -493,9 +462,9 @@ TEST_F(Indexing, ScatterAddAtShortAndLongCountsAgree) {
 // Ownership
 
 TEST_F(Indexing, EachCallCreatesOneFreshBufferAndLeaksNothing) {
-  const Obj mat = make_values<float>({1, 2, 3, 4, 5, 6});
-  const Obj values = make_values<float>({1, 1, 1, 1});
-  const Obj positions = make_values<float>({0, 1});
+  const Obj mat = make_buffer<float>({1, 2, 3, 4, 5, 6});
+  const Obj values = make_buffer<float>({1, 1, 1, 1});
+  const Obj positions = make_buffer<float>({0, 1});
   auto check = [&](auto call) {
     const Counters before = Counters::read();
     lean_object* r = call();

@@ -36,13 +36,6 @@ Obj lean_text(const std::string& s) {
 }
 
 template <class T>
-std::vector<uint8_t> bytes_from(const std::vector<T>& v) {
-  std::vector<uint8_t> b(v.size() * sizeof(T));
-  if (!b.empty()) std::memcpy(b.data(), v.data(), b.size());
-  return b;
-}
-
-template <class T>
 std::vector<T> from_bytes(const std::vector<uint8_t>& b) {
   std::vector<T> v(b.size() / sizeof(T));
   if (!v.empty()) std::memcpy(v.data(), b.data(), b.size());

@@ -26,17 +26,6 @@ using namespace abi_test;
 
 namespace {
 
-// A buffer of dtype T holding exactly these words.
-template <class T>
-Obj make_buffer(const Words<T>& words) {
-  std::vector<uint8_t> bytes(words.size() * sizeof(T));
-  if (!bytes.empty()) std::memcpy(bytes.data(), words.data(), bytes.size());
-  Io io = take_io(
-      torchlean_cuda_buffer_of_bytes_io(byte_array(bytes).get(), Dt<T>::kCode, Dt<T>::kCode));
-  EXPECT_TRUE(io.ok) << io.message;
-  return std::move(io.value);
-}
-
 template <class T>
 Words<T> concat_words(const Obj& a, const Obj& b) {
   const uint32_t n = torchlean_cuda_buffer_size(a.get());
@@ -120,33 +109,33 @@ using ShapeDeathTest = Shape;
 TEST_F(Shape, ConcatKeepsEveryBitFloat32) {
   const Words<float> a = special_f32();
   const Words<float> b = {0x80000001u, 0x7FC00001u, 0x80000000u, 0x41200000u, 0x7F800002u};
-  EXPECT_EQ(concat_words<float>(make_buffer<float>(a), make_buffer<float>(b)), joined(a, b));
-  EXPECT_EQ(concat_words<float>(make_buffer<float>(b), make_buffer<float>(a)), joined(b, a));
+  EXPECT_EQ(concat_words<float>(make_words<float>(a), make_words<float>(b)), joined(a, b));
+  EXPECT_EQ(concat_words<float>(make_words<float>(b), make_words<float>(a)), joined(b, a));
 }
 
 TEST_F(Shape, ConcatKeepsEveryBitFloat64) {
   const Words<double> a = special_f64();
   const Words<double> b = {0x8000000000000000ull, 0x7FF4000000000000ull, 0x0000000000000002ull};
-  EXPECT_EQ(concat_words<double>(make_buffer<double>(a), make_buffer<double>(b)), joined(a, b));
-  EXPECT_EQ(concat_words<double>(make_buffer<double>(b), make_buffer<double>(a)), joined(b, a));
+  EXPECT_EQ(concat_words<double>(make_words<double>(a), make_words<double>(b)), joined(a, b));
+  EXPECT_EQ(concat_words<double>(make_words<double>(b), make_words<double>(a)), joined(b, a));
 }
 
 TEST_F(Shape, ConcatOfABufferWithItself) {
   const Words<float> x = special_f32();
-  const Obj b = make_buffer<float>(x);
+  const Obj b = make_words<float>(x);
   EXPECT_EQ(concat_words<float>(b, b), joined(x, x));
 }
 
 TEST_F(Shape, ConcatWithEmptyOperands) {
   const Words<float> x = special_f32();
-  const Obj f = make_buffer<float>(x);
-  const Obj f_empty = make_buffer<float>({});
+  const Obj f = make_words<float>(x);
+  const Obj f_empty = make_words<float>({});
   EXPECT_EQ(concat_words<float>(f_empty, f), x);
   EXPECT_EQ(concat_words<float>(f, f_empty), x);
   EXPECT_EQ(concat_words<float>(f_empty, f_empty), Words<float>{});
   const Words<double> y = special_f64();
-  const Obj d = make_buffer<double>(y);
-  const Obj d_empty = make_buffer<double>({});
+  const Obj d = make_words<double>(y);
+  const Obj d_empty = make_words<double>({});
   EXPECT_EQ(concat_words<double>(d_empty, d), y);
   EXPECT_EQ(concat_words<double>(d, d_empty), y);
   // An empty result keeps the operands' dtype.
@@ -155,14 +144,14 @@ TEST_F(Shape, ConcatWithEmptyOperands) {
 
 TEST_F(Shape, SliceKeepsEveryBit) {
   const Words<float> x = special_f32();
-  const Obj f = make_buffer<float>(x);
+  const Obj f = make_words<float>(x);
   const uint32_t n = static_cast<uint32_t>(x.size());
   EXPECT_EQ(slice_words<float>(f, 0, n), x);
   EXPECT_EQ(slice_words<float>(f, 2, 7), window(x, 2, 7));
   EXPECT_EQ(slice_words<float>(f, 4, 3), window(x, 4, 3));  // signalling NaN first
   EXPECT_EQ(slice_words<float>(f, n - 1, 1), window(x, n - 1, 1));
   const Words<double> y = special_f64();
-  const Obj d = make_buffer<double>(y);
+  const Obj d = make_words<double>(y);
   const uint32_t dn = static_cast<uint32_t>(y.size());
   EXPECT_EQ(slice_words<double>(d, 0, dn), y);
   EXPECT_EQ(slice_words<double>(d, 3, 6), window(y, 3, 6));
@@ -170,14 +159,14 @@ TEST_F(Shape, SliceKeepsEveryBit) {
 }
 
 TEST_F(Shape, EmptySlicesAreEmptyBuffers) {
-  const Obj f = make_buffer<float>(special_f32());
+  const Obj f = make_words<float>(special_f32());
   const uint32_t n = torchlean_cuda_buffer_size(f.get());
   EXPECT_EQ(slice_words<float>(f, 0, 0), Words<float>{});
   EXPECT_EQ(slice_words<float>(f, 5, 0), Words<float>{});
   EXPECT_EQ(slice_words<float>(f, n, 0), Words<float>{});  // start = n is in bounds
-  EXPECT_EQ(slice_words<float>(make_buffer<float>({}), 0, 0), Words<float>{});
-  EXPECT_EQ(slice_words<double>(make_buffer<double>({}), 0, 0), Words<double>{});
-  const Obj d = make_buffer<double>(special_f64());
+  EXPECT_EQ(slice_words<float>(make_words<float>({}), 0, 0), Words<float>{});
+  EXPECT_EQ(slice_words<double>(make_words<double>({}), 0, 0), Words<double>{});
+  const Obj d = make_words<double>(special_f64());
   EXPECT_EQ(slice_words<double>(d, torchlean_cuda_buffer_size(d.get()), 0), Words<double>{});
 }
 
@@ -190,11 +179,11 @@ TEST_F(Shape, RandomWordsFloat32) {
   for (uint64_t n : sizes) {
     for (uint64_t m : {uint64_t{0}, uint64_t{1}, uint64_t{7}, n}) {
       const Words<float> a = random_words<float>(n, ++seed), b = random_words<float>(m, ++seed);
-      EXPECT_EQ(concat_words<float>(make_buffer<float>(a), make_buffer<float>(b)), joined(a, b))
+      EXPECT_EQ(concat_words<float>(make_words<float>(a), make_words<float>(b)), joined(a, b))
           << "n = " << n << ", m = " << m;
     }
     const Words<float> x = random_words<float>(n, ++seed);
-    const Obj b = make_buffer<float>(x);
+    const Obj b = make_words<float>(x);
     std::mt19937_64 rng(++seed);
     for (int k = 0; k < 4; ++k) {
       const uint64_t start = n == 0 ? 0 : rng() % (n + 1);
@@ -212,11 +201,11 @@ TEST_F(Shape, RandomWordsFloat64) {
   for (uint64_t n : sizes) {
     for (uint64_t m : {uint64_t{0}, uint64_t{3}, n}) {
       const Words<double> a = random_words<double>(n, ++seed), b = random_words<double>(m, ++seed);
-      EXPECT_EQ(concat_words<double>(make_buffer<double>(a), make_buffer<double>(b)), joined(a, b))
+      EXPECT_EQ(concat_words<double>(make_words<double>(a), make_words<double>(b)), joined(a, b))
           << "n = " << n << ", m = " << m;
     }
     const Words<double> x = random_words<double>(n, ++seed);
-    const Obj b = make_buffer<double>(x);
+    const Obj b = make_words<double>(x);
     if (n >= 2) {
       EXPECT_EQ(slice_words<double>(b, 1, static_cast<uint32_t>(n - 2)), window(x, 1, n - 2))
           << "n = " << n;
@@ -229,10 +218,10 @@ TEST_F(Shape, RandomWordsFloat64) {
 // Ownership
 
 TEST_F(Shape, EachCallCreatesOneFreshBufferAndLeaksNothing) {
-  const Obj a = make_buffer<float>({0x3F800000u, 0x40000000u, 0x40400000u});
-  const Obj b = make_buffer<float>({0x40800000u, 0x40A00000u});
-  const Obj d = make_buffer<double>({0x3FF0000000000000ull, 0x4000000000000000ull});
-  const Obj empty = make_buffer<float>({});
+  const Obj a = make_words<float>({0x3F800000u, 0x40000000u, 0x40400000u});
+  const Obj b = make_words<float>({0x40800000u, 0x40A00000u});
+  const Obj d = make_words<double>({0x3FF0000000000000ull, 0x4000000000000000ull});
+  const Obj empty = make_words<float>({});
   struct Case {
     const char* name;
     lean_object* (*call)(const Obj&, const Obj&, const Obj&, const Obj&);
@@ -486,15 +475,14 @@ Words<T> operand_words(uint64_t n, uint64_t seed) {
 template <class T>
 void check_broadcast(const Nats& in, const Nats& out, const Nats& map, uint64_t seed) {
   const Words<T> x = operand_words<T>(product(in), seed);
-  EXPECT_EQ(broadcast_words<T>(make_buffer<T>(x), in, out, map),
-            broadcast_expected(x, in, out, map))
+  EXPECT_EQ(broadcast_words<T>(make_words<T>(x), in, out, map), broadcast_expected(x, in, out, map))
       << "inDims = " << text(in) << ", outDims = " << text(out) << ", axisMap = " << text(map);
 }
 
 template <class T>
 void check_swap(const Nats& dims, uint32_t depth, uint64_t seed) {
   const Words<T> x = operand_words<T>(product(dims), seed);
-  EXPECT_EQ(swap_words<T>(make_buffer<T>(x), dims, depth), swap_expected(x, dims, depth))
+  EXPECT_EQ(swap_words<T>(make_words<T>(x), dims, depth), swap_expected(x, dims, depth))
       << "dims = " << text(dims) << ", depth = " << depth;
 }
 
@@ -503,7 +491,7 @@ void check_vec_to_cols(uint32_t rows, uint32_t cols, uint64_t seed) {
   const Words<T> v = operand_words<T>(rows, seed);
   Words<T> want(uint64_t{rows} * cols);
   for (uint64_t i = 0; i < want.size(); ++i) want[i] = v[i / cols];
-  EXPECT_EQ(vec_to_cols_words<T>(make_buffer<T>(v), rows, cols), want)
+  EXPECT_EQ(vec_to_cols_words<T>(make_words<T>(v), rows, cols), want)
       << "rows = " << rows << ", cols = " << cols;
 }
 
@@ -678,14 +666,14 @@ TEST_F(Shape, SmallAndLargePathsMeetAtTheirBorder) {
   check_broadcast<float>({30, 40}, {40, 4, 30}, {2, 0, 1}, 38);
   for (uint32_t n : {262144u, 262145u, 262150u}) {
     const Words<float> x = random_words<float>(n + 8, n);
-    const Obj f = make_buffer<float>(x);
+    const Obj f = make_words<float>(x);
     for (uint32_t start : {0u, 1u, 4u}) {
       EXPECT_EQ(slice_words<float>(f, start, n), window(x, start, n)) << n << " from " << start;
     }
   }
   for (uint32_t n : {131072u, 131073u}) {
     const Words<double> y = random_words<double>(n + 4, n);
-    const Obj d = make_buffer<double>(y);
+    const Obj d = make_words<double>(y);
     for (uint32_t start : {0u, 1u, 2u}) {
       EXPECT_EQ(slice_words<double>(d, start, n), window(y, start, n)) << n << " from " << start;
     }
@@ -825,7 +813,7 @@ TEST_F(Shape, TransposeRandomTileShapes) {
 // The copies are deterministic: ten runs give the same words.
 TEST_F(Shape, RepeatedCallsGiveTheSameWords) {
   const Words<float> x = operand_words<float>(3 * 300 * 257, 77);
-  const Obj b = make_buffer<float>(x);
+  const Obj b = make_words<float>(x);
   const Words<float> first = swap_words<float>(b, {3, 300, 257}, 1);
   const Words<float> bfirst = broadcast_words<float>(b, {3 * 300, 257}, {257, 4, 900}, {2, 0, 1});
   for (int run = 0; run < 10; ++run) {
@@ -897,10 +885,10 @@ TEST_F(Shape, CopyPlanKeepsTheOffsets) {
 }
 
 TEST_F(Shape, NewOpsCreateOneFreshBufferAndLeakNothing) {
-  const Obj v = make_buffer<float>({0x3F800000u, 0x40000000u, 0x40400000u});
+  const Obj v = make_words<float>({0x3F800000u, 0x40000000u, 0x40400000u});
   const Obj d =
-      make_buffer<double>({0x3FF0000000000000ull, 0x4000000000000000ull, 0x4008000000000000ull,
-                           0x8000000000000000ull, 0x7FF4000000000001ull, 0x0000000000000001ull});
+      make_words<double>({0x3FF0000000000000ull, 0x4000000000000000ull, 0x4008000000000000ull,
+                          0x8000000000000000ull, 0x7FF4000000000001ull, 0x0000000000000001ull});
   struct Case {
     const char* name;
     std::function<lean_object*()> call;

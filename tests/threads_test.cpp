@@ -63,12 +63,6 @@ Bytes bytes_of_buffer(lean_object* buffer) {
   return bytes_of(io.value.get());
 }
 
-Bytes bytes_of_doubles(const std::vector<double>& v) {
-  Bytes b(v.size() * sizeof(double));
-  if (!b.empty()) std::memcpy(b.data(), v.data(), b.size());
-  return b;
-}
-
 // Buffers handed from one thread to another: whoever takes one drops it.
 class Handoff {
  public:
@@ -136,7 +130,7 @@ std::vector<Bytes> workload(int w, Handoff* handoff) {
   keep(sum);
   {
     Obj down(torchlean_cuda_buffer_to_float_array(x64.get()));
-    out.push_back(bytes_of_doubles(doubles_of(down.get())));
+    out.push_back(bytes_from(doubles_of(down.get())));
   }
 
   // Matrix products on cuBLAS, and dgemm from host arrays.
@@ -152,7 +146,7 @@ std::vector<Bytes> workload(int w, Handoff* handoff) {
     const Obj da = float_array(gen.doubles(64 * 48));
     const Obj db = float_array(gen.doubles(48 * 40));
     Obj dc(torchlean_dgemm_cuda(da.get(), db.get(), 64, 48, 40));
-    out.push_back(bytes_of_doubles(doubles_of(dc.get())));
+    out.push_back(bytes_from(doubles_of(dc.get())));
   }
 
   // Real FFTs: a length of this workload's own and one every workload shares (the plan cache
