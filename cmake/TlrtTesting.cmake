@@ -9,13 +9,18 @@
 #       that `ctest -j` runs the parts of a long suite side by side. Every sub-test is in exactly
 #       one shard; a shard that selects no sub-test fails (tests/test_main.cpp), so N must not
 #       exceed the suite's sub-test count.
-#   tlrt_abi_suite(NAME SOURCES ... [LINK ...])
+#   tlrt_abi_suite(NAME SOURCES ... [LINK ...] [SANITIZER_ENV VAR=VALUE ...]
+#                  [SANITIZER_SKIP TOOL ...])
 #       a suite through the Lean ABI (libtlrt + the Lean runtime double), run twice: NAME_reference
-#       (TLRT_DEVICE=cpu, label cpu) and NAME_cuda (TLRT_DEVICE=cuda, label gpu).
+#       (TLRT_DEVICE=cpu, label cpu) and NAME_cuda (TLRT_DEVICE=cuda, label gpu). SANITIZER_ENV is
+#       set for its runs under the compute-sanitizer tools only; SANITIZER_SKIP names the tools
+#       (memcheck, racecheck, initcheck, synccheck) that leave it out, each with its reason in a
+#       comment at the registration.
 #
 # Every binary that runs on a device is written to ${CMAKE_BINARY_DIR}/gpu-binaries.txt, one
-# "NAME PATH ENV" line each, which scripts/gpu-check.sh reads to run the compute-sanitizer tools
-# over all of them.
+# "NAME PATH VAR=VALUE... [skip=TOOL,...]" line each, which scripts/gpu-check.sh reads to run the
+# compute-sanitizer tools over all of them: under every tool but those after skip=, with the
+# VAR=VALUE words in the environment.
 #
 # Every binary has tests/test_main.cpp's main(), which exits with TLRT_SKIP_CODE (77) when every
 # sub-test that ran skipped (GTEST_SKIP); entries running such a binary set SKIP_RETURN_CODE to it
@@ -40,8 +45,15 @@ function(tlrt__add_binary name)
   target_include_directories(${name}_test PRIVATE ${CMAKE_SOURCE_DIR} ${CMAKE_SOURCE_DIR}/tests)
 endfunction()
 
-function(tlrt__record_gpu name env)
-  set_property(GLOBAL APPEND PROPERTY TLRT_GPU_BINARIES "${name} $<TARGET_FILE:${name}_test> ${env}")
+# One line of gpu-binaries.txt: ENV a list of VAR=VALUE, SKIP a list of tools.
+function(tlrt__record_gpu name env skip)
+  string(REPLACE ";" " " words "${env}")
+  if(skip)
+    string(REPLACE ";" "," tools "${skip}")
+    string(APPEND words " skip=${tools}")
+  endif()
+  set_property(GLOBAL APPEND PROPERTY TLRT_GPU_BINARIES
+               "${name} $<TARGET_FILE:${name}_test> ${words}")
 endfunction()
 
 # The ctest entries of binary NAME_test with LABEL and environment ENV (a list, may be empty): one
@@ -80,11 +92,23 @@ function(tlrt_gpu_test name)
   cmake_parse_arguments(T "" "SHARDS" "SOURCES;LINK" ${ARGN})
   tlrt__add_binary(${name} THREADSAFE_DEATH SOURCES ${T_SOURCES} LINK ${T_LINK} CUDA::cudart)
   tlrt__add_entries(${name} gpu "${T_SHARDS}" "")
-  tlrt__record_gpu(${name} "TLRT_DEVICE=cuda")
+  tlrt__record_gpu(${name} "TLRT_DEVICE=cuda" "")
 endfunction()
 
 function(tlrt_abi_suite name)
-  cmake_parse_arguments(T "" "" "SOURCES;LINK" ${ARGN})
+  cmake_parse_arguments(T "" "" "SOURCES;LINK;SANITIZER_ENV;SANITIZER_SKIP" ${ARGN})
+  foreach(tool ${T_SANITIZER_SKIP})
+    if(NOT tool MATCHES "^(memcheck|racecheck|initcheck|synccheck)$")
+      message(FATAL_ERROR
+              "tlrt_abi_suite(${name}): SANITIZER_SKIP ${tool} is not a compute-sanitizer tool")
+    endif()
+  endforeach()
+  foreach(word ${T_SANITIZER_ENV})
+    if(NOT word MATCHES "^[A-Za-z_][A-Za-z0-9_]*=[^ ]*$")
+      message(FATAL_ERROR
+              "tlrt_abi_suite(${name}): SANITIZER_ENV ${word} is not VAR=VALUE without spaces")
+    endif()
+  endforeach()
   tlrt__add_binary(${name} THREADSAFE_DEATH SOURCES ${T_SOURCES} abi_test_support.cpp
                    LINK tlrt tlrt_lean_double ${T_LINK})
   add_test(NAME ${name}_reference COMMAND ${name}_test)
@@ -94,7 +118,8 @@ function(tlrt_abi_suite name)
   set_tests_properties(${name}_cuda PROPERTIES LABELS gpu ENVIRONMENT "TLRT_DEVICE=cuda"
                        SKIP_RETURN_CODE ${TLRT_SKIP_CODE})
   if(TLRT_HAVE_CUDA)
-    tlrt__record_gpu(${name} "TLRT_DEVICE=cuda")
+    set(env TLRT_DEVICE=cuda ${T_SANITIZER_ENV})
+    tlrt__record_gpu(${name} "${env}" "${T_SANITIZER_SKIP}")
   endif()
 endfunction()
 

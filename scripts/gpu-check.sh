@@ -92,25 +92,26 @@ sanitize() { # sanitize TOOL: the tool over every registered gpu binary
   # A cuDNN handle keeps three device allocations (25,352 bytes on the H200) after cudnnDestroy
   # until the context ends, which the leak check reports; the handle's test runs in the plain suite.
   [ "$tool" = memcheck ] && filter="$filter:*Cudnn*"
-  # Pass-through allocator: every buffer is its own driver allocation, so out-of-bounds accesses
-  # and reads of never-written memory are attributed to the right buffer.
-  while read -r name bin env; do
+  # Each line: NAME PATH VAR=VALUE... [skip=TOOL,...] (cmake/TlrtTesting.cmake); a suite's
+  # settings for the tools and the reasons for them are at its registration in tests/CMakeLists.txt.
+  while read -r name bin rest; do
     [ -z "$name" ] && continue
     if [ -n "${SANITIZE_ONLY:-}" ] && [[ ",$SANITIZE_ONLY," != *",$name,"* ]]; then continue; fi
-    # The threads suite launches from several host threads at once; racecheck loses track of
-    # such launches ("Detected a failure to track a kernel launch") and stops making progress
-    # (H200, 2026-12-03). Its kernels are the families' own, which racecheck checks in their suites.
-    if [ "$name" = threads ] && [ "$tool" = racecheck ]; then
-      say "$(printf '%-36s %s' "$tool $name" "left out: kernels launched from several threads")"
+    local env="" skip="" word
+    for word in $rest; do
+      case $word in
+      skip=*) skip=${word#skip=} ;;
+      *) env="$env $word" ;;
+      esac
+    done
+    if [[ ",$skip," == *",$tool,"* ]]; then
+      say "$(printf '%-36s %s' "$tool $name" "left out by its registration (tests/CMakeLists.txt)")"
       continue
     fi
-    # Under the other tools, threads that make their first uses at once (device set-up, handles,
-    # plans, module loads) made no progress (H200, 2026-12-03); there the suite runs its workloads
-    # alone first, so that every first use happens on one thread before the threads start.
-    local extra=
-    [ "$name" = threads ] && extra=TLRT_THREADS_ALONE_FIRST=1
-    # shellcheck disable=SC2046
-    env TLRT_CACHING_ALLOCATOR=0 $env $extra timeout 900 compute-sanitizer --tool "$tool" \
+    # Pass-through allocator: every buffer is its own driver allocation, so out-of-bounds
+    # accesses and reads of never-written memory are attributed to the right buffer.
+    # shellcheck disable=SC2046,SC2086
+    env TLRT_CACHING_ALLOCATOR=0 $env timeout 900 compute-sanitizer --tool "$tool" \
       $(tool_flags "$tool") --error-exitcode 99 "$bin" --gtest_filter="$filter" \
       >"$OUT/$tool-$name.log" 2>&1
     local rc=$?

@@ -10,7 +10,6 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
-#include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <mutex>
@@ -278,19 +277,10 @@ class Threads : public BackendSuite {
  protected:
   // Runs `workers` threads of `rounds` workloads each, then the same workloads alone, and
   // compares. The threads go first, so that in a fresh process their first uses (device
-  // initialisation, the staging buffers, the cuBLAS and cuDNN handles, plans, compiled kernels)
-  // race. With TLRT_THREADS_ALONE_FIRST=1 the workloads run alone first, so that every first use
-  // happens on one thread: the compute-sanitizer stages of scripts/gpu-check.sh set it, since
-  // under those tools threads that make their first uses at once made no progress (docs/CHECKS.md).
+  // initialisation, module loads, the staging buffers, the cuBLAS and cuDNN handles, plans,
+  // compiled kernels) race.
   void run_concurrently(Workload workload, bool deterministic, int workers, int rounds) {
     DeterministicScope scope(deterministic);
-    std::vector<std::vector<Bytes>> alone(workers);
-    auto run_alone = [&] {
-      for (int w = 0; w < workers; ++w) alone[w] = workload(w, nullptr);
-    };
-    const char* alone_first = std::getenv("TLRT_THREADS_ALONE_FIRST");
-    const bool first = alone_first != nullptr && std::string(alone_first) == "1";
-    if (first) run_alone();
     const Counters before = Counters::read();
     Handoff handoff;
     StartLine start(workers);
@@ -311,7 +301,8 @@ class Threads : public BackendSuite {
     for (std::thread& t : threads) t.join();
     while (lean_object* o = handoff.take()) lean_dec(o);
 
-    if (!first) run_alone();
+    std::vector<std::vector<Bytes>> alone(workers);
+    for (int w = 0; w < workers; ++w) alone[w] = workload(w, nullptr);
     std::vector<std::string> first_mismatch(workers);
     int mismatches = 0;
     for (int w = 0; w < workers; ++w) {
