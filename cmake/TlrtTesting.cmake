@@ -95,20 +95,21 @@ function(tlrt_gpu_test name)
   tlrt__record_gpu(${name} "TLRT_DEVICE=cuda" "")
 endfunction()
 
+# Stops the configure step at the first word after WHY that does not match REGEX.
+function(tlrt__require_words name what regex why)
+  foreach(word ${ARGN})
+    if(NOT word MATCHES "${regex}")
+      message(FATAL_ERROR "tlrt_abi_suite(${name}): ${what} ${word} ${why}")
+    endif()
+  endforeach()
+endfunction()
+
 function(tlrt_abi_suite name)
   cmake_parse_arguments(T "" "" "SOURCES;LINK;SANITIZER_ENV;SANITIZER_SKIP" ${ARGN})
-  foreach(tool ${T_SANITIZER_SKIP})
-    if(NOT tool MATCHES "^(memcheck|racecheck|initcheck|synccheck)$")
-      message(FATAL_ERROR
-              "tlrt_abi_suite(${name}): SANITIZER_SKIP ${tool} is not a compute-sanitizer tool")
-    endif()
-  endforeach()
-  foreach(word ${T_SANITIZER_ENV})
-    if(NOT word MATCHES "^[A-Za-z_][A-Za-z0-9_]*=[^ ]*$")
-      message(FATAL_ERROR
-              "tlrt_abi_suite(${name}): SANITIZER_ENV ${word} is not VAR=VALUE without spaces")
-    endif()
-  endforeach()
+  tlrt__require_words(${name} SANITIZER_SKIP "^(memcheck|racecheck|initcheck|synccheck)$"
+                      "is not a compute-sanitizer tool" ${T_SANITIZER_SKIP})
+  tlrt__require_words(${name} SANITIZER_ENV "^[A-Za-z_][A-Za-z0-9_]*=[^ ]*$"
+                      "is not VAR=VALUE without spaces" ${T_SANITIZER_ENV})
   tlrt__add_binary(${name} THREADSAFE_DEATH SOURCES ${T_SOURCES} abi_test_support.cpp
                    LINK tlrt tlrt_lean_double ${T_LINK})
   add_test(NAME ${name}_reference COMMAND ${name}_test)
