@@ -15,6 +15,8 @@
 #              that compute-sanitizer tool over every binary listed in build-gpu/gpu-binaries.txt
 #              (written by the test registry, cmake/TlrtTesting.cmake); memcheck with leak check
 #   canary     each tool on tests/sanitizer_canary.cu's planted bug: the tool must report it
+#   tsan       ThreadSanitizer over the CUDA backend's host code: the threads suite on the device
+#              (scripts/threads-sanitized.sh with TLRT_TSAN_BACKEND=cuda, build in $BUILD-tsan-cuda)
 #   fuzz       tlrt-fuzz on the CUDA backend
 #   parity     tlrt-parity with the 2^31+ mode
 #   bench      tlrt-bench with the size sweep (BENCH_SWEEP= leaves it out)
@@ -40,7 +42,7 @@ JOBS=$(nproc)
 BUILD=${BUILD:-build-gpu}
 STAGES=("$@")
 [ ${#STAGES[@]} -eq 0 ] &&
-  STAGES=(test memcheck racecheck initcheck synccheck canary fuzz parity bench)
+  STAGES=(test memcheck racecheck initcheck synccheck canary tsan fuzz parity bench)
 FAILED=0
 
 say() { echo "$*" | tee -a "$SUMMARY"; }
@@ -57,14 +59,8 @@ run() { # run NAME CMD... : output to the log, status to the summary
 }
 
 say "gpu-check $(date -u +%Y-%m-%dT%H:%MZ) on $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1): ${STAGES[*]}"
-GTEST_ARGS=()
-[ -d .deps/googletest ] && GTEST_ARGS=(-DTLRT_GTEST_SOURCE="$PWD/.deps/googletest")
-# MPFR (the configured formats' oracle) from .deps/mpfr where the machine has no libmpfr-dev.
-if [ ! -f /usr/include/mpfr.h ] && [ -f .deps/mpfr/include/mpfr.h ]; then
-  GTEST_ARGS+=(-DTLRT_MPFR_INCLUDE="$PWD/.deps/mpfr/include"
-    -DTLRT_MPFR_LIBRARY="$(ls "$PWD"/.deps/mpfr/lib/libmpfr.so.* | head -n1)"
-    -DTLRT_GMP_LIBRARY="$(ls "$PWD"/.deps/mpfr/lib/libgmp.so.* | head -n1)")
-fi
+# GoogleTest and MPFR from .deps where the machine lacks the packages (scripts/install-deps.sh).
+mapfile -t GTEST_ARGS < <(scripts/deps-cmake-args.sh)
 run configure cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_CUDA_ARCHITECTURES=90 -DTLRT_ENABLE_CUDA=ON "${GTEST_ARGS[@]}" || {
   tail -40 "$LOG"
@@ -167,6 +163,11 @@ for stage in "${STAGES[@]}"; do
     ;;
   memcheck | racecheck | initcheck | synccheck) sanitize "$stage" ;;
   canary) canary ;;
+  tsan)
+    run tsan-cuda env TLRT_TSAN_BACKEND=cuda JOBS="$JOBS" scripts/threads-sanitized.sh \
+      "$BUILD-tsan-cuda"
+    grep -E '^threads-sanitized: (passed|FAILED|SKIPPED)' "$LOG" | tail -1 | tee -a "$SUMMARY"
+    ;;
   fuzz)
     run fuzz-cuda env TLRT_DEVICE=cuda "$BUILD/tools/fuzz/tlrt-fuzz" --backend cuda --seed 7 \
       --calls 1500 --time-limit 150
