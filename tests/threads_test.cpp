@@ -5,8 +5,8 @@
 // its own), and must get the bits the same workload gets alone. Buffers also move between threads:
 // a thread marks one of its results multi-threaded (as Lean does before sharing an object) and
 // another thread drops it, after an explicit release or without one. Afterwards every payload and
-// wrapper made is retired. Runs once per backend; scripts/threads-sanitized.sh runs the reference
-// pass under ThreadSanitizer.
+// wrapper made is retired. Runs once per backend; scripts/threads-sanitized.sh runs it under
+// ThreadSanitizer (the reference pass in CI, the CUDA pass in the GPU loop's tsan stage).
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
