@@ -60,9 +60,9 @@ run() { # run NAME CMD... : output to the log, status to the summary
 
 say "gpu-check $(date -u +%Y-%m-%dT%H:%MZ) on $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1): ${STAGES[*]}"
 # GoogleTest and MPFR from .deps where the machine lacks the packages (scripts/install-deps.sh).
-mapfile -t GTEST_ARGS < <(scripts/deps-cmake-args.sh)
+mapfile -t DEPS_ARGS < <(scripts/deps-cmake-args.sh)
 run configure cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-  -DCMAKE_CUDA_ARCHITECTURES=90 -DTLRT_ENABLE_CUDA=ON "${GTEST_ARGS[@]}" || {
+  -DCMAKE_CUDA_ARCHITECTURES=90 -DTLRT_ENABLE_CUDA=ON "${DEPS_ARGS[@]}" || {
   tail -40 "$LOG"
   exit 1
 }
@@ -198,7 +198,7 @@ for stage in "${STAGES[@]}"; do
     fi
     run baseline-configure cmake -S "$BASE" -B build-baseline -G Ninja -DCMAKE_BUILD_TYPE=Release \
       -DCMAKE_CUDA_ARCHITECTURES=90 -DTLRT_ENABLE_CUDA=ON -DTLRT_BUILD_TESTS=OFF \
-      "${GTEST_ARGS[@]}" &&
+      "${DEPS_ARGS[@]}" &&
       run baseline-build ninja -C build-baseline -j "$JOBS" tlrt-bench &&
       mkdir -p "$OUT/baseline" &&
       run baseline-bench build-baseline/bench/tlrt-bench --out "$OUT/baseline" \
