@@ -68,6 +68,8 @@ std::mutex g_fft_exec;
 
 using PlanLease = cuda::DevicePlanCaches<FftKey, kernels::FftPlan, FftKeyHash>::Cache::Lease;
 
+// Plans of different keys may be created at once in different threads (the cache creates
+// without its lock); cuFFT's API is thread safe for distinct plans.
 PlanLease acquire_plan(const FftPlanShape& shape, const char* op,
                        const kernels::FftLoadCallback* callback = nullptr) {
   const uint32_t device = selected_device();

@@ -14,12 +14,18 @@
 //   lease.used();          // fence after that work; the lease ends (its destructor does the same)
 //
 // Keys are hashed: Key needs operator== and a hash (std::hash<Key> or the Hash argument). The
-// create and destroy callbacks run under the cache's lock and must not use the same cache.
+// create callback runs without the cache's lock, so a slow creation (cuFFT loading its kernels,
+// cuDNN building a graph) holds up no caller of another key; a caller of the same key waits for
+// that creation's plan instead of making a second one, and makes its own if that creation throws.
+// Creations of different keys may therefore run at once in different threads: a library that
+// forbids that is serialised by its family. The destroy callback runs under the lock. Neither
+// callback may use the same cache.
 //
 // No CUDA header here: this file is compiled in every build, and plan_cache_counters() reports
 // zeros where no cache exists (a build without CUDA included).
 #pragma once
 
+#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -27,6 +33,7 @@
 #include <list>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <unordered_map>
 #include <utility>
 
@@ -154,23 +161,44 @@ class PlanCache final : public PlanCacheBase {
   ~PlanCache() override { release_all(); }
 
   // The plan for key, created by create(key) on a miss. A miss first destroys retired plans whose
-  // fences are done (queried, never waited for) and, after inserting, evicts the least recently
-  // used plans that are not leased until the bound holds again. create may throw; then nothing is
-  // inserted or evicted.
+  // fences are done (queried, never waited for), creates the plan with the lock released and,
+  // after inserting, evicts the least recently used plans that are not leased until the bound
+  // holds again. create may throw; then nothing is inserted or evicted. While a key's plan is
+  // being created, other callers of that key wait for it and count as hits when it arrives.
   template <class Create>
   Lease acquire(const Key& key, Create&& create) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    auto found = index_.find(key);
-    if (found != index_.end()) {
-      ++counts_.hits;
-      cached_.splice(cached_.begin(), cached_, found->second);
-      Entry& entry = *found->second;
-      ++entry.leases;
-      return Lease(this, &entry);
+    std::unique_lock<std::mutex> lock(mutex_);
+    for (;;) {
+      auto found = index_.find(key);
+      if (found != index_.end()) {
+        ++counts_.hits;
+        cached_.splice(cached_.begin(), cached_, found->second);
+        Entry& entry = *found->second;
+        ++entry.leases;
+        return Lease(this, &entry);
+      }
+      auto pending = creating_.find(key);
+      if (pending == creating_.end()) break;
+      // Look again once that creation has finished: its plan, or the key free to create.
+      const std::shared_ptr<Creation> creation = pending->second;
+      created_.wait(lock, [&creation] { return creation->finished; });
     }
     ++counts_.misses;
     destroy_finished_retired();
-    Entry fresh{key, create(key)};
+    auto creation = std::make_shared<Creation>();
+    creating_.emplace(key, creation);
+    std::optional<Plan> made;
+    lock.unlock();
+    try {
+      made.emplace(create(key));
+    } catch (...) {
+      lock.lock();
+      finish_creation(key, *creation);
+      throw;
+    }
+    lock.lock();
+    finish_creation(key, *creation);
+    Entry fresh{key, std::move(*made)};
     ++counts_.creates;
     ++counts_.live;
     try {
@@ -223,6 +251,18 @@ class PlanCache final : public PlanCacheBase {
   }
 
  private:
+  // A creation in progress, shared with the callers of its key that wait for it.
+  struct Creation {
+    bool finished = false;
+  };
+
+  // Under the lock: the key is no longer being created; its waiters look again.
+  void finish_creation(const Key& key, Creation& creation) {
+    creating_.erase(key);
+    creation.finished = true;
+    created_.notify_all();
+  }
+
   void finish_lease(Entry* entry) {
     std::lock_guard<std::mutex> lock(mutex_);
     --entry->leases;
@@ -302,6 +342,8 @@ class PlanCache final : public PlanCacheBase {
   EntryList cached_;   // front: most recently used
   EntryList retired_;  // evicted, waiting for their fence
   std::unordered_map<Key, typename EntryList::iterator, Hash> index_;
+  std::unordered_map<Key, std::shared_ptr<Creation>, Hash> creating_;  // keys being created
+  std::condition_variable created_;  // notified when a creation finishes
 };
 
 }  // namespace tlrt

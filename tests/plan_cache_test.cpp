@@ -1,14 +1,19 @@
 // PlanCache without a GPU: fences are tokens the test completes by hand, so the rules can be
 // checked exactly: counters, LRU order and the bound, a plan evicted while its last use may still
 // run stays alive until that use's fence is done, teardown waits and destroys, concurrent
-// acquires keep the books straight, and the capacity default comes from the environment.
+// acquires keep the books straight, a creation in progress holds up no caller of another key and
+// is shared by the callers of its own, and the capacity default comes from the environment.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <cstdlib>
+#include <future>
 #include <mutex>
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -323,6 +328,131 @@ TEST(PlanCache, ConcurrentAcquiresKeepTheBooks) {
   }
   EXPECT_EQ(wrong_plans.load(), 0);
   EXPECT_EQ(fences->outstanding(), 0u);
+}
+
+// A gate a creation waits at, so that a test can act while the creation is in progress.
+class Gate {
+ public:
+  void open() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    open_ = true;
+    changed_.notify_all();
+  }
+  void wait() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    changed_.wait(lock, [this] { return open_; });
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  bool open_ = false;
+};
+
+// Key 2's creation is in progress in one thread (held at a gate); a hit on key 1 in another thread
+// must not wait for it.
+TEST(PlanCache, AHitDoesNotWaitForAnotherKeysCreation) {
+  auto fences = std::make_shared<ManualFences>(/*done_at_once=*/true);
+  Log log;
+  IntCache cache = make_cache(fences, log, 4);
+  use(cache, log, 1);
+  Gate creating, release;
+  std::thread slow([&] {
+    auto lease = cache.acquire(2, [&](const int& k) {
+      creating.open();
+      release.wait();
+      return k * 10;
+    });
+    EXPECT_EQ(*lease, 20);
+  });
+  creating.wait();
+  auto hit = std::async(std::launch::async, [&] {
+    auto lease = cache.acquire(1, [](const int&) -> int { throw std::logic_error("not a hit"); });
+    return *lease;
+  });
+  const bool in_time = hit.wait_for(std::chrono::seconds(20)) == std::future_status::ready;
+  release.open();
+  slow.join();
+  ASSERT_TRUE(in_time) << "the hit on key 1 waited for key 2's creation";
+  EXPECT_EQ(hit.get(), 10);
+  EXPECT_EQ(cache.counters().creates, 2u);
+}
+
+// A second caller of a key being created waits for that plan instead of making another.
+TEST(PlanCache, CallersOfAKeyBeingCreatedShareItsPlan) {
+  auto fences = std::make_shared<ManualFences>(/*done_at_once=*/true);
+  Log log;
+  IntCache cache = make_cache(fences, log, 4);
+  Gate creating, release;
+  std::atomic<int> creations{0};
+  std::thread first([&] {
+    auto lease = cache.acquire(3, [&](const int& k) {
+      ++creations;
+      creating.open();
+      release.wait();
+      return k * 10;
+    });
+    EXPECT_EQ(*lease, 30);
+  });
+  creating.wait();
+  constexpr int kWaiters = 3;
+  std::vector<std::thread> waiters;
+  for (int w = 0; w < kWaiters; ++w) {
+    waiters.emplace_back([&] {
+      auto lease = cache.acquire(3, [&](const int& k) {
+        ++creations;
+        return k * 10;
+      });
+      EXPECT_EQ(*lease, 30);
+    });
+  }
+  // The waiters are inside acquire, waiting for key 3, well before this.
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  release.open();
+  first.join();
+  for (auto& waiter : waiters) waiter.join();
+  EXPECT_EQ(creations.load(), 1);
+  const PlanCacheCounters c = cache.counters();
+  EXPECT_EQ(c.misses, 1u);
+  EXPECT_EQ(c.creates, 1u);
+  EXPECT_EQ(c.hits, uint64_t{kWaiters});
+  EXPECT_EQ(cache.cached(), 1u);
+}
+
+// When the creation a caller waited for throws, that caller creates the plan itself.
+TEST(PlanCache, AWaiterCreatesThePlanWhenTheCreationItWaitedForThrows) {
+  auto fences = std::make_shared<ManualFences>(/*done_at_once=*/true);
+  Log log;
+  IntCache cache = make_cache(fences, log, 4);
+  Gate creating, release;
+  std::thread failing([&] {
+    EXPECT_THROW(cache.acquire(4,
+                               [&](const int&) -> int {
+                                 creating.open();
+                                 release.wait();
+                                 throw std::runtime_error("creation failed");
+                               }),
+                 std::runtime_error);
+  });
+  creating.wait();
+  std::atomic<int> own_creations{0};
+  std::thread waiter([&] {
+    auto lease = cache.acquire(4, [&](const int& k) {
+      ++own_creations;
+      return k * 10;
+    });
+    EXPECT_EQ(*lease, 40);
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  release.open();
+  failing.join();
+  waiter.join();
+  EXPECT_EQ(own_creations.load(), 1);
+  const PlanCacheCounters c = cache.counters();
+  EXPECT_EQ(c.misses, 2u);
+  EXPECT_EQ(c.creates, 1u);
+  EXPECT_EQ(c.live, 1u);
+  EXPECT_EQ(cache.cached(), 1u);
 }
 
 TEST(PlanCache, ProcessCountersSumEveryCache) {
