@@ -109,6 +109,16 @@ std::vector<uint64_t> nat_array(b_lean_obj_arg array, const char* op, const char
   return values;
 }
 
+BroadcastGeometry broadcast_arguments(b_lean_obj_arg in_dims, b_lean_obj_arg out_dims,
+                                      b_lean_obj_arg axis_map, const char* op) {
+  Dims ins = nat_array(in_dims, op, "inDims");
+  shape_size(ins, "inDims", op);
+  Dims outs = nat_array(out_dims, op, "outDims");
+  shape_size(outs, "outDims", op);
+  const std::vector<uint64_t> map = nat_array(axis_map, op, "axisMap");
+  return broadcast_geometry(std::move(ins), std::move(outs), map, op);
+}
+
 void panic(const std::string& message) {
   lean_internal_panic(message.c_str());
 }

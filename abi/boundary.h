@@ -25,6 +25,7 @@
 #include "common/error.h"
 #include "runtime/buffer.h"
 #include "runtime/context.h"
+#include "runtime/shape_geometry.h"
 #include "tlrt/torchlean_abi.h"
 
 struct torchlean_cuda_buffer {
@@ -71,6 +72,13 @@ Buffer& live_buffer(b_lean_obj_arg object, const char* op);
 // "expected Array Nat <what>" for a non-array, "<what>[i] exceeds UInt32 (<value>)" for an entry
 // above 2^32-1 or a bignum ("a bignum"). Reads no reference counts.
 std::vector<uint64_t> nat_array(b_lean_obj_arg array, const char* op, const char* what);
+
+// The geometry of broadcast_to and of its adjoint reduce_from_broadcast (SPEC-ops 8: "same
+// validation"), checked in TorchLean's order before any buffer is looked at: inDims decoded and
+// its product, outDims decoded and its product, axisMap decoded, then the map's rules
+// (runtime/shape_geometry.h).
+BroadcastGeometry broadcast_arguments(b_lean_obj_arg in_dims, b_lean_obj_arg out_dims,
+                                      b_lean_obj_arg axis_map, const char* op);
 
 [[noreturn]] void panic(const std::string& message);
 

@@ -1,7 +1,8 @@
 // Real FFT of packed half spectra (SPEC-ops 12) and the legacy spectral convolution pair (SPEC-ops
 // 16; symbols-ops.tsv groups fft and legacy). Pure symbols: every failure (released buffer,
 // non-buffer or encoded argument, a zero length, sizes that disagree with the arguments, out of
-// memory, device error) panics.
+// memory, device error) panics. The scalar arguments are checked before any operand is looked
+// at, as TorchLean does.
 #include "abi/boundary.h"
 #include "runtime/fft_dispatch.h"
 
@@ -13,6 +14,7 @@ extern "C" {
 // half spectrum of each row as [Re, Im] pairs.
 lean_obj_res torchlean_cuda_buffer_rfft1d_packed(b_lean_obj_arg x, uint32_t batch, uint32_t n) {
   return pure_call([&] {
+    tlrt::fft_length(n, false, "rfft1d_packed");
     tlrt::Buffer& input = live_buffer(x, "rfft1d_packed");
     return box(tlrt::rfft1d_packed(input, batch, n, "rfft1d_packed"));
   });
@@ -22,6 +24,7 @@ lean_obj_res torchlean_cuda_buffer_rfft1d_packed(b_lean_obj_arg x, uint32_t batc
 // row times fl(1/n) (endpoint imaginary parts ignored).
 lean_obj_res torchlean_cuda_buffer_irfft1d_packed(b_lean_obj_arg spec, uint32_t batch, uint32_t n) {
   return pure_call([&] {
+    tlrt::fft_length(n, true, "irfft1d_packed");
     tlrt::Buffer& input = live_buffer(spec, "irfft1d_packed");
     return box(tlrt::irfft1d_packed(input, batch, n, true, "irfft1d_packed"));
   });
@@ -31,6 +34,7 @@ lean_obj_res torchlean_cuda_buffer_irfft1d_packed(b_lean_obj_arg spec, uint32_t 
 lean_obj_res torchlean_cuda_buffer_irfft1d_packed_unnormalized(b_lean_obj_arg spec, uint32_t batch,
                                                                uint32_t n) {
   return pure_call([&] {
+    tlrt::fft_length(n, true, "irfft1d_packed_unnormalized");
     tlrt::Buffer& input = live_buffer(spec, "irfft1d_packed_unnormalized");
     return box(tlrt::irfft1d_packed(input, batch, n, false, "irfft1d_packed_unnormalized"));
   });
@@ -42,6 +46,7 @@ lean_obj_res torchlean_cuda_buffer_spectral_conv1d_rfft_fwd(b_lean_obj_arg x, b_
                                                             uint32_t width, uint32_t modes) {
   constexpr const char* op = "spectral_conv1d_rfft_fwd";
   return pure_call([&] {
+    tlrt::spectral_shapes(grid, width, modes, op);
     tlrt::Buffer& input = live_buffer(x, op);
     tlrt::Buffer& real = live_buffer(wRe, op);
     tlrt::Buffer& imaginary = live_buffer(wIm, op);
@@ -56,6 +61,7 @@ lean_obj_res torchlean_cuda_buffer_spectral_conv1d_rfft_bwd(b_lean_obj_arg x, b_
                                                             uint32_t modes) {
   constexpr const char* op = "spectral_conv1d_rfft_bwd";
   return pure_call([&] {
+    tlrt::spectral_shapes(grid, width, modes, op);
     tlrt::Buffer& input = live_buffer(x, op);
     tlrt::Buffer& real = live_buffer(wRe, op);
     tlrt::Buffer& imaginary = live_buffer(wIm, op);

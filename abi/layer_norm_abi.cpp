@@ -1,8 +1,8 @@
 // Layer normalization (SPEC-ops 9; symbols-ops.tsv group normalization). Pure symbols: every
-// failure (rows or cols zero, released buffer, non-buffer argument, encoded buffer, mixed dtypes,
-// sizes that disagree with rows and cols, out of memory, device error) panics. Every argument is
-// borrowed; each result is a Lean triple (a, (b, c)) of three fresh owned buffers of the
-// operands' dtype.
+// failure (rows or cols zero, checked before any operand is looked at; released buffer, non-buffer
+// argument, encoded buffer, mixed dtypes, sizes that disagree with rows and cols, out of memory,
+// device error) panics. Every argument is borrowed; each result is a Lean triple (a, (b, c)) of
+// three fresh owned buffers of the operands' dtype.
 #include <utility>
 
 #include "abi/boundary.h"
@@ -29,6 +29,7 @@ lean_obj_res torchlean_cuda_buffer_layer_norm_fwd(b_lean_obj_arg x, b_lean_obj_a
   (void)invCols;
   return pure_call([&] {
     const char* op = "layer_norm_fwd";
+    tlrt::layer_norm_dims(rows, cols, "layerNormFwd", op);
     tlrt::Buffer& input = live_buffer(x, op);
     tlrt::Buffer& weight = live_buffer(gamma, op);
     tlrt::Buffer& bias = live_buffer(beta, op);
@@ -44,6 +45,7 @@ lean_obj_res torchlean_cuda_buffer_layer_norm_bwd(b_lean_obj_arg dout, b_lean_ob
                                                   double invCols) {
   return pure_call([&] {
     const char* op = "layer_norm_bwd";
+    tlrt::layer_norm_dims(rows, cols, "layerNormBwd", op);
     tlrt::Buffer& dy = live_buffer(dout, op);
     tlrt::Buffer& xhat = live_buffer(normalized, op);
     tlrt::Buffer& inv_std = live_buffer(invStd, op);

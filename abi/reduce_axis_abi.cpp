@@ -41,30 +41,28 @@ lean_obj_res torchlean_cuda_buffer_reduce_max_by_column(b_lean_obj_arg x, uint32
 }
 
 // x, dims borrowed; result owned: the ordered fold over `axis` (dims without axis), or a copy of
-// the single element for dims = [].
+// the single element for dims = []. dims is decoded before x is looked at, as TorchLean does.
 lean_obj_res torchlean_cuda_buffer_reduce_sum_axis(b_lean_obj_arg x, b_lean_obj_arg dims,
                                                    uint32_t axis) {
   return pure_call([&] {
     const char* op = "reduce_sum_axis";
-    tlrt::Buffer& input = live_buffer(x, op);
     const tlrt::Dims shape = nat_array(dims, op, "dims");
+    tlrt::Buffer& input = live_buffer(x, op);
     return box(tlrt::reduce_sum_axis(input, shape, axis, op));
   });
 }
 
 // dOut, inDims, outDims, axisMap borrowed; result owned: the adjoint of broadcast_to, of shape
-// inDims (the ordered column fold over the reduced output coordinates).
+// inDims (the ordered column fold over the reduced output coordinates). The geometry is checked
+// as broadcast_to checks it, before dOut is looked at.
 lean_obj_res torchlean_cuda_buffer_reduce_from_broadcast(b_lean_obj_arg dOut, b_lean_obj_arg inDims,
                                                          b_lean_obj_arg outDims,
                                                          b_lean_obj_arg axisMap) {
   return pure_call([&] {
     const char* op = "reduce_from_broadcast";
+    const tlrt::BroadcastGeometry g = broadcast_arguments(inDims, outDims, axisMap, op);
     tlrt::Buffer& d = live_buffer(dOut, op);
-    tlrt::Dims in_dims = nat_array(inDims, op, "inDims");
-    tlrt::Dims out_dims = nat_array(outDims, op, "outDims");
-    const std::vector<uint64_t> axis_map = nat_array(axisMap, op, "axisMap");
-    return box(
-        tlrt::reduce_from_broadcast(d, std::move(in_dims), std::move(out_dims), axis_map, op));
+    return box(tlrt::reduce_from_broadcast(d, g, op));
   });
 }
 

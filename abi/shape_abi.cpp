@@ -73,13 +73,7 @@ lean_obj_res torchlean_cuda_buffer_broadcast_to(b_lean_obj_arg x, b_lean_obj_arg
                                                 b_lean_obj_arg outDims, b_lean_obj_arg axisMap) {
   return pure_call([&] {
     const char* op = "broadcast_to";
-    tlrt::Dims in_dims = nat_array(inDims, op, "inDims");
-    tlrt::shape_size(in_dims, "inDims", op);
-    tlrt::Dims out_dims = nat_array(outDims, op, "outDims");
-    tlrt::shape_size(out_dims, "outDims", op);
-    const std::vector<uint64_t> map = nat_array(axisMap, op, "axisMap");
-    const tlrt::BroadcastGeometry g =
-        tlrt::broadcast_geometry(std::move(in_dims), std::move(out_dims), map, op);
+    const tlrt::BroadcastGeometry g = broadcast_arguments(inDims, outDims, axisMap, op);
     tlrt::Buffer& input = live_buffer(x, op);
     return box(tlrt::broadcast_to(input, g, op));
   });

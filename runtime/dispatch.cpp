@@ -66,13 +66,12 @@ Workspace::~Workspace() {
   if (data_ != nullptr) pool_->free(data_);
 }
 
-// Throws invalid_argument "size(<name>) = <size> but <arg> = <value>" when they differ.
 void require_size(const Buffer& b, const char* name, const char* arg, uint64_t value,
                   const char* op) {
   if (b.size() == value) return;
   fail(ErrorKind::invalid_argument, op,
-       std::string("size(") + name + ") = " + std::to_string(b.size()) + " but " + arg + " = " +
-           std::to_string(value));
+       std::string("buffer size does not match shape (size(") + name +
+           ") = " + std::to_string(b.size()) + " but " + arg + " = " + std::to_string(value) + ")");
 }
 
 }  // namespace tlrt

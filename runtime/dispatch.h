@@ -39,8 +39,9 @@ CUstream_st* selected_stream(const char* op);
 // Throws released_buffer for a released operand and invalid_argument for an encoded one.
 void require_native(const Buffer& b, const char* op);
 
-// Throws invalid_argument "size(<name>) = <size> but <arg> = <value>" naming `op` when the
-// buffer's element count differs from the size argument that describes it.
+// Throws invalid_argument "buffer size does not match shape (size(<name>) = <size> but <arg> =
+// <value>)" (SPEC-ops 8's words) naming `op` when the buffer's element count differs from the size
+// argument that describes it.
 void require_size(const Buffer& b, const char* name, const char* arg, uint64_t value,
                   const char* op);
 

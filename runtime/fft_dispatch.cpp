@@ -189,12 +189,14 @@ FftPlanShape column_plan(FftDirection direction, uint64_t grid, uint64_t width) 
   return s;
 }
 
-void require_positive_length(uint64_t n, const char* name, const char* op) {
-  if (n != 0) return;
-  fail(ErrorKind::invalid_argument, op, std::string(name) + ": length must be positive (n = 0)");
-}
-
 }  // namespace
+
+void fft_length(uint64_t n, bool inverse, const char* op) {
+  if (n != 0) return;
+  fail(ErrorKind::invalid_argument, op,
+       std::string(inverse ? "irfft1dPacked" : "rfft1dPacked") +
+           ": length must be positive (n = 0)");
+}
 
 uint64_t fft_chunk_bytes() {
   return chunk_bytes();
@@ -257,8 +259,8 @@ bool fft_load_callbacks_active(bool f64, std::string* why) {
 }
 
 std::unique_ptr<Buffer> rfft1d_packed(const Buffer& x, uint64_t batch, uint64_t n, const char* op) {
+  fft_length(n, false, op);
   require_native(x, op);
-  require_positive_length(n, "rfft1dPacked", op);
   require_shape(x, "x", Dims{batch, n}, "[batch, n]", op);
   const uint64_t bins = kernels::fft_bins(n);
   const uint64_t out_size = shape_size(Dims{batch, bins, 2}, "[batch, n/2 + 1, 2]", op);
@@ -297,8 +299,8 @@ std::unique_ptr<Buffer> rfft1d_packed(const Buffer& x, uint64_t batch, uint64_t 
 
 std::unique_ptr<Buffer> irfft1d_packed(const Buffer& spec, uint64_t batch, uint64_t n,
                                        bool normalize, const char* op) {
+  fft_length(n, true, op);
   require_native(spec, op);
-  require_positive_length(n, "irfft1dPacked", op);
   const uint64_t bins = kernels::fft_bins(n);
   require_shape(spec, "spec", Dims{batch, bins, 2}, "[batch, n/2 + 1, 2]", op);
   const uint64_t out_size = shape_size(Dims{batch, n}, "[batch, n]", op);
@@ -402,8 +404,6 @@ std::unique_ptr<Buffer> irfft1d_packed(const Buffer& spec, uint64_t batch, uint6
   return out;
 }
 
-namespace {
-
 // The checks of TorchLean's split-era adapter, in its order, before any buffer is read.
 void spectral_shapes(uint64_t grid, uint64_t width, uint64_t modes, const char* op) {
   if (grid == 0 || width == 0) {
@@ -421,15 +421,13 @@ void spectral_shapes(uint64_t grid, uint64_t width, uint64_t modes, const char* 
   shape_size(Dims{modes, width, width}, "[modes, width, width]", op);
 }
 
-}  // namespace
-
 std::unique_ptr<Buffer> spectral_conv1d_rfft_fwd(const Buffer& x, const Buffer& wre,
                                                  const Buffer& wim, uint64_t grid, uint64_t width,
                                                  uint64_t modes, const char* op) {
+  spectral_shapes(grid, width, modes, op);
   require_native(x, op);
   require_native(wre, op);
   require_native(wim, op);
-  spectral_shapes(grid, width, modes, op);
   require_shape(x, "x", Dims{grid, width}, "[grid, width]", op);
   require_shape(wre, "wRe", Dims{modes, width, width}, "[modes, width, width]", op);
   require_shape(wim, "wIm", Dims{modes, width, width}, "[modes, width, width]", op);
@@ -489,11 +487,11 @@ std::unique_ptr<Buffer> spectral_conv1d_rfft_fwd(const Buffer& x, const Buffer& 
 SpectralGrads spectral_conv1d_rfft_bwd(const Buffer& x, const Buffer& wre, const Buffer& wim,
                                        const Buffer& dy, uint64_t grid, uint64_t width,
                                        uint64_t modes, const char* op) {
+  spectral_shapes(grid, width, modes, op);
   require_native(x, op);
   require_native(wre, op);
   require_native(wim, op);
   require_native(dy, op);
-  spectral_shapes(grid, width, modes, op);
   require_shape(x, "x", Dims{grid, width}, "[grid, width]", op);
   require_shape(wre, "wRe", Dims{modes, width, width}, "[modes, width, width]", op);
   require_shape(wim, "wIm", Dims{modes, width, width}, "[modes, width, width]", op);

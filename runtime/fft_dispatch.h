@@ -48,6 +48,14 @@ IrfftChunking irfft1d_chunking(bool f64, uint64_t batch, uint64_t n);
 uint64_t fft_chunk_bytes();
 void set_fft_chunk_bytes(uint64_t bytes);
 
+// The checks that come before any operand is looked at (TorchLean's order), run first by the
+// functions below too: n > 0, else "rfft1dPacked: length must be positive" (the inverses say
+// irfft1dPacked); and for the spectral pair, "spectralConv1dRfft: grid and width must be
+// positive", "spectralConv1dRfft: modes exceeds rfft frequency count" (modes > grid/2 + 1), then
+// the shape products.
+void fft_length(uint64_t n, bool inverse, const char* op);
+void spectral_shapes(uint64_t grid, uint64_t width, uint64_t modes, const char* op);
+
 // x (batch, n) -> (batch, n/2 + 1, 2). n = 0 fails "rfft1dPacked: length must be positive".
 std::unique_ptr<Buffer> rfft1d_packed(const Buffer& x, uint64_t batch, uint64_t n, const char* op);
 

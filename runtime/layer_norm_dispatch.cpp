@@ -5,11 +5,10 @@
 #include "runtime/shape_geometry.h"
 
 namespace tlrt {
-namespace {
 
 // rows > 0 and cols > 0 first (the contract's message), then the operands (live, native, one
 // backend, one dtype), then each size against rows and cols.
-void require_positive(uint64_t rows, uint64_t cols, const char* what, const char* op) {
+void layer_norm_dims(uint64_t rows, uint64_t cols, const char* what, const char* op) {
   if (rows == 0 || cols == 0) {
     fail(ErrorKind::invalid_argument, op,
          std::string(what) + ": dimensions must be positive (rows = " + std::to_string(rows) +
@@ -17,11 +16,9 @@ void require_positive(uint64_t rows, uint64_t cols, const char* what, const char
   }
 }
 
-}  // namespace
-
 LayerNormResults layer_norm_fwd(const Buffer& x, const Buffer& gamma, const Buffer& beta,
                                 uint64_t rows, uint64_t cols, double epsilon, const char* op) {
-  require_positive(rows, cols, "layerNormFwd", op);
+  layer_norm_dims(rows, cols, "layerNormFwd", op);
   require_compatible(op, {&x, &gamma, &beta}, SameSize::no);
   require_shape(x, "x", Dims{rows, cols}, "[rows, cols]", op);
   require_shape(gamma, "gamma", Dims{cols}, "[cols]", op);
@@ -50,7 +47,7 @@ LayerNormResults layer_norm_fwd(const Buffer& x, const Buffer& gamma, const Buff
 LayerNormResults layer_norm_bwd(const Buffer& dout, const Buffer& xhat, const Buffer& inv_std,
                                 const Buffer& gamma, uint64_t rows, uint64_t cols,
                                 double cols_scale, double inv_cols, const char* op) {
-  require_positive(rows, cols, "layerNormBwd", op);
+  layer_norm_dims(rows, cols, "layerNormBwd", op);
   require_compatible(op, {&dout, &xhat, &inv_std, &gamma}, SameSize::no);
   require_shape(dout, "dOut", Dims{rows, cols}, "[rows, cols]", op);
   require_shape(xhat, "normalized", Dims{rows, cols}, "[rows, cols]", op);

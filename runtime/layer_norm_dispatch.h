@@ -17,6 +17,11 @@ namespace tlrt {
 
 using LayerNormResults = std::array<std::unique_ptr<Buffer>, 3>;
 
+// The checks that come before any operand is looked at (TorchLean's order): rows > 0 and
+// cols > 0, else "<what>: dimensions must be positive" with what = layerNormFwd / layerNormBwd.
+// layer_norm_fwd and layer_norm_bwd run them first too.
+void layer_norm_dims(uint64_t rows, uint64_t cols, const char* what, const char* op);
+
 // (y, xhat, invStd): x of rows*cols, gamma and beta of cols; invCols is ignored by the contract
 // and is not an argument here; epsilon is used unrounded.
 LayerNormResults layer_norm_fwd(const Buffer& x, const Buffer& gamma, const Buffer& beta,

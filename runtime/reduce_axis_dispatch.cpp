@@ -1,5 +1,7 @@
 #include "runtime/reduce_axis_dispatch.h"
 
+#include <cstddef>
+#include <cstdint>
 #include <string>
 #include <utility>
 
@@ -150,8 +152,18 @@ std::unique_ptr<Buffer> reduce_sum_axis(const Buffer& x, const Dims& dims, uint6
   AxisList rows({{dims[axis], strides[axis]}}, arena.get());
   AxisList cols(arena.get());
   cols.reserve(dims.size());
+  // The output shape, dims without axis, is checked on its own: with a zero extent in dims,
+  // prod(dims) is 0 however large the other extents are.
+  uint64_t out_size = 1;
   for (size_t k = 0; k < dims.size(); ++k) {
-    if (k != axis) cols.emplace_back(dims[k], strides[k]);
+    if (k == axis) continue;
+    cols.emplace_back(dims[k], strides[k]);
+    if (dims[k] != 0 && out_size > static_cast<uint64_t>(INT64_MAX) / dims[k]) {
+      Dims out_dims(dims.begin(), dims.end());
+      out_dims.erase(out_dims.begin() + static_cast<std::ptrdiff_t>(axis));
+      shape_size(out_dims, "dims without axis", op);  // throws the overflow with the shape
+    }
+    out_size *= dims[k];
   }
   return ordered_fold(x, rows, cols, op);
 }
@@ -159,9 +171,13 @@ std::unique_ptr<Buffer> reduce_sum_axis(const Buffer& x, const Dims& dims, uint6
 std::unique_ptr<Buffer> reduce_from_broadcast(const Buffer& dout, Dims in_dims, Dims out_dims,
                                               const std::vector<uint64_t>& axis_map,
                                               const char* op) {
+  return reduce_from_broadcast(
+      dout, broadcast_geometry(std::move(in_dims), std::move(out_dims), axis_map, op), op);
+}
+
+std::unique_ptr<Buffer> reduce_from_broadcast(const Buffer& dout, const BroadcastGeometry& geometry,
+                                              const char* op) {
   require_native(dout, op);
-  const BroadcastGeometry geometry =
-      broadcast_geometry(std::move(in_dims), std::move(out_dims), axis_map, op);
   const Dims& outs = geometry.out_dims;
   require_shape(dout, "dOut", outs, "outDims", op);
   PlanArena arena;

@@ -31,7 +31,11 @@ std::unique_ptr<Buffer> reduce_max_by_column(const Buffer& x, uint64_t rows, uin
 std::unique_ptr<Buffer> reduce_sum_axis(const Buffer& x, const Dims& dims, uint64_t axis,
                                         const char* op);
 
-// The adjoint of broadcast_to: a result of shape in_dims (the shapes move into the geometry).
+// The adjoint of broadcast_to: a result of shape geometry.in_dims, from a checked geometry
+// (broadcast_geometry) ...
+std::unique_ptr<Buffer> reduce_from_broadcast(const Buffer& dout, const BroadcastGeometry& geometry,
+                                              const char* op);
+// ... or from the shapes and the map, checked first (the shapes move into the geometry).
 std::unique_ptr<Buffer> reduce_from_broadcast(const Buffer& dout, Dims in_dims, Dims out_dims,
                                               const std::vector<uint64_t>& axis_map,
                                               const char* op);

@@ -10,24 +10,16 @@
 namespace tlrt {
 namespace {
 
-void require_extent(const Buffer& buf, const char* name, const char* arg, uint64_t value,
-                    const char* op) {
-  if (buf.size() == value) return;
-  fail(ErrorKind::invalid_argument, op,
-       std::string("buffer size does not match shape (size(") + name + ") = " +
-           std::to_string(buf.size()) + " but " + arg + " = " + std::to_string(value) + ")");
-}
-
 // T*S cannot overflow 64 bits for 32-bit extents; checked_mul keeps the spec's wording anyway.
 uint64_t validate(const Buffer& a, const Buffer& b, const Buffer& x, const Buffer& h0,
                   uint64_t steps, uint64_t state, bool variable, const char* op) {
   const uint64_t total = checked_mul(steps, state, op);
   const char* coefficient_arg = variable ? "seqLen*state" : "state";
   const uint64_t coefficient_size = variable ? total : state;
-  require_extent(a, "A", coefficient_arg, coefficient_size, op);
-  require_extent(b, "B", coefficient_arg, coefficient_size, op);
-  require_extent(x, "X", "seqLen*state", total, op);
-  require_extent(h0, "h0", "state", state, op);
+  require_size(a, "A", coefficient_arg, coefficient_size, op);
+  require_size(b, "B", coefficient_arg, coefficient_size, op);
+  require_size(x, "X", "seqLen*state", total, op);
+  require_size(h0, "h0", "state", state, op);
   return total;
 }
 
@@ -80,8 +72,8 @@ ScanGradientBuffers selective_scan_bwd(const Buffer& a, const Buffer& b, const B
                                        const char* op) {
   require_compatible(op, {&a, &b, &x, &h0, &out, &dy}, SameSize::no);
   const uint64_t total = validate(a, b, x, h0, steps, state, variable, op);
-  require_extent(out, "out", "seqLen*state", total, op);
-  require_extent(dy, "dY", "seqLen*state", total, op);
+  require_size(out, "out", "seqLen*state", total, op);
+  require_size(dy, "dY", "seqLen*state", total, op);
   const uint64_t coefficient_size = variable ? total : state;
   ScanGradientBuffers r;
   if (total == 0) {

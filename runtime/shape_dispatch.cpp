@@ -54,11 +54,7 @@ std::unique_ptr<Buffer> broadcast_vec_to_cols(const Buffer& v, uint64_t rows, ui
                                               const char* op) {
   const uint64_t total = shape_size({rows, cols}, "[rows, cols]", op);
   require_native(v, op);
-  if (v.size() != rows) {
-    fail(ErrorKind::invalid_argument, op,
-         "buffer size does not match shape (size(v) = " + std::to_string(v.size()) +
-             " but rows = " + std::to_string(rows) + ")");
-  }
+  require_size(v, "v", "rows", rows, op);
   std::unique_ptr<Buffer> out = Buffer::allocate(v.backend(), v.dtype(), total, op);
   if (out->size() == 0) return out;  // no payload, nothing to copy
   on_backend(

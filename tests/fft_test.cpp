@@ -581,6 +581,17 @@ TEST_F(FftDeathTest, ZeroLengthPanics) {
       torchlean_cuda_buffer_irfft1d_packed_unnormalized(torchlean_cuda_buffer_zeros(2, 0), 1, 0),
       ::testing::ExitedWithCode(1),
       "INTERNAL PANIC: tlrt: irfft1d_packed_unnormalized: irfft1dPacked: length must be positive");
+  // The length comes before the operand is looked at, as TorchLean checks.
+  EXPECT_EXIT(torchlean_cuda_buffer_rfft1d_packed(released_buffer(4, 0), 1, 0),
+              ::testing::ExitedWithCode(1),
+              "INTERNAL PANIC: tlrt: rfft1d_packed: rfft1dPacked: length must be positive");
+  EXPECT_EXIT(torchlean_cuda_buffer_irfft1d_packed(released_buffer(4, 1), 1, 0),
+              ::testing::ExitedWithCode(1),
+              "INTERNAL PANIC: tlrt: irfft1d_packed: irfft1dPacked: length must be positive");
+  EXPECT_EXIT(torchlean_cuda_buffer_irfft1d_packed_unnormalized(lean_box(0), 1, 0),
+              ::testing::ExitedWithCode(1),
+              "INTERNAL PANIC: tlrt: irfft1d_packed_unnormalized: irfft1dPacked: length must be "
+              "positive");
 }
 
 TEST_F(FftDeathTest, SizesMustMatchTheArguments) {
@@ -640,6 +651,19 @@ TEST_F(FftDeathTest, SpectralShapesAreCheckedInTorchLeansOrder) {
               ::testing::ExitedWithCode(1),
               "INTERNAL PANIC: tlrt: spectral_conv1d_rfft_bwd: buffer size does not match shape "
               "\\(size\\(dY\\) = 9 but prod\\(\\[grid, width\\]\\) = 8");
+  // The scalar checks come before the operands are looked at.
+  EXPECT_EXIT(torchlean_cuda_buffer_spectral_conv1d_rfft_fwd(
+                  released_buffer(0, 0), torchlean_cuda_buffer_zeros(0, 0),
+                  torchlean_cuda_buffer_zeros(0, 0), 0, 3, 0),
+              ::testing::ExitedWithCode(1),
+              "INTERNAL PANIC: tlrt: spectral_conv1d_rfft_fwd: spectralConv1dRfft: grid and "
+              "width must be positive");
+  EXPECT_EXIT(torchlean_cuda_buffer_spectral_conv1d_rfft_bwd(
+                  torchlean_cuda_buffer_zeros(8, 0), torchlean_cuda_buffer_zeros(4, 0),
+                  torchlean_cuda_buffer_zeros(4, 0), released_buffer(8, 0), 8, 1, 6),
+              ::testing::ExitedWithCode(1),
+              "INTERNAL PANIC: tlrt: spectral_conv1d_rfft_bwd: spectralConv1dRfft: modes exceeds "
+              "rfft frequency count");
 }
 
 }  // namespace

@@ -600,13 +600,16 @@ TEST_F(IndexingDeathTest, TablesMustBeNonempty) {
 TEST_F(IndexingDeathTest, AtSizesMustMatch) {
   EXPECT_EXIT(torchlean_cuda_buffer_gather_at(zeros(4, 0), 5, zeros(2, 0), 2),
               ::testing::ExitedWithCode(1),
-              "INTERNAL PANIC: tlrt: gather_at: size\\(table\\) = 4 but size = 5");
+              "INTERNAL PANIC: tlrt: gather_at: buffer size does not match shape "
+              "\\(size\\(table\\) = 4 but size = 5\\)");
   EXPECT_EXIT(torchlean_cuda_buffer_gather_at(zeros(4, 0), 4, zeros(2, 0), 3),
               ::testing::ExitedWithCode(1),
-              "INTERNAL PANIC: tlrt: gather_at: size\\(positions\\) = 2 but count = 3");
+              "INTERNAL PANIC: tlrt: gather_at: buffer size does not match shape "
+              "\\(size\\(positions\\) = 2 but count = 3\\)");
   EXPECT_EXIT(torchlean_cuda_buffer_scatter_add_at(4, zeros(2, 0), zeros(3, 0), 2),
               ::testing::ExitedWithCode(1),
-              "INTERNAL PANIC: tlrt: scatter_add_at: size\\(values\\) = 3 but count = 2");
+              "INTERNAL PANIC: tlrt: scatter_add_at: buffer size does not match shape "
+              "\\(size\\(values\\) = 3 but count = 2\\)");
 }
 
 TEST_F(IndexingDeathTest, ReleasedAndNonBufferOperandsPanic) {

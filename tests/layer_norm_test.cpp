@@ -452,6 +452,22 @@ TEST_F(LayerNormDeathTest, DimensionsMustBePositive) {
       torchlean_cuda_buffer_layer_norm_bwd(zeros(0), zeros(0), zeros(2), zeros(0), 2, 0, 0.0, 0.0),
       ::testing::ExitedWithCode(1),
       "INTERNAL PANIC: tlrt: layer_norm_bwd: layerNormBwd: dimensions must be positive");
+  // Before any operand is looked at, as TorchLean checks: a released operand or a non-buffer
+  // does not hide the dimensions' message.
+  lean_object* released = zeros(6);
+  torchlean_cuda_buffer_release(released);
+  EXPECT_EXIT(torchlean_cuda_buffer_layer_norm_fwd(released, zeros(3), zeros(3), 0, 3, 0.0, 1e-5),
+              ::testing::ExitedWithCode(1),
+              "INTERNAL PANIC: tlrt: layer_norm_fwd: layerNormFwd: dimensions must be positive");
+  EXPECT_EXIT(torchlean_cuda_buffer_layer_norm_bwd(released, zeros(0), zeros(0), zeros(3), 0, 3,
+                                                   3.0, 1.0 / 3),
+              ::testing::ExitedWithCode(1),
+              "INTERNAL PANIC: tlrt: layer_norm_bwd: layerNormBwd: dimensions must be positive");
+  EXPECT_EXIT(torchlean_cuda_buffer_layer_norm_fwd(byte_array({1, 2}).get(), zeros(3), zeros(3), 2,
+                                                   0, 0.0, 1e-5),
+              ::testing::ExitedWithCode(1),
+              "INTERNAL PANIC: tlrt: layer_norm_fwd: layerNormFwd: dimensions must be positive");
+  lean_dec(released);
 }
 
 TEST_F(LayerNormDeathTest, ForwardSizesMustMatch) {

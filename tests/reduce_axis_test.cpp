@@ -720,6 +720,23 @@ TEST_F(ReduceAxisDeathTest, SumAxisChecks) {
   EXPECT_EXIT(torchlean_cuda_buffer_reduce_sum_axis(zeros(1), nat_list({4294967296ull}), 0),
               ::testing::ExitedWithCode(1),
               "INTERNAL PANIC: tlrt: reduce_sum_axis: dims\\[0\\] exceeds UInt32");
+  // The output shape, dims without axis, is checked too: a zero extent makes prod(dims) 0
+  // whatever the other extents are.
+  const uint32_t big = 4294967295u;
+  EXPECT_EXIT(torchlean_cuda_buffer_reduce_sum_axis(zeros(0), nat_list({0, big, big, big}), 0),
+              ::testing::ExitedWithCode(1),
+              "INTERNAL PANIC: tlrt: reduce_sum_axis: shape size overflow \\(dims without axis = "
+              "\\[4294967295, 4294967295, 4294967295\\]\\)");
+  EXPECT_EXIT(torchlean_cuda_buffer_reduce_sum_axis(zeros(0), nat_list({big, 0, big, big}), 1),
+              ::testing::ExitedWithCode(1),
+              "INTERNAL PANIC: tlrt: reduce_sum_axis: shape size overflow \\(dims without axis");
+  // dims is decoded before x is looked at (TorchLean's order).
+  lean_object* released = zeros(1);
+  torchlean_cuda_buffer_release(released);
+  EXPECT_EXIT(torchlean_cuda_buffer_reduce_sum_axis(released, lean_box(3), 0),
+              ::testing::ExitedWithCode(1),
+              "INTERNAL PANIC: tlrt: reduce_sum_axis: expected Array Nat dims");
+  lean_dec(released);
 }
 
 TEST_F(ReduceAxisDeathTest, FromBroadcastChecks) {
@@ -747,6 +764,17 @@ TEST_F(ReduceAxisDeathTest, FromBroadcastChecks) {
   EXPECT_EXIT(torchlean_cuda_buffer_reduce_from_broadcast(zeros(1), nat_list({}), lean_box(0),
                                                           nat_list({})),
               ::testing::ExitedWithCode(1), std::string(prefix) + "expected Array Nat outDims");
+  // The geometry is checked as broadcast_to checks it, before dOut is looked at.
+  lean_object* released = zeros(6);
+  torchlean_cuda_buffer_release(released);
+  EXPECT_EXIT(torchlean_cuda_buffer_reduce_from_broadcast(released, nat_list({3}), nat_list({2, 3}),
+                                                          nat_list({1})),
+              ::testing::ExitedWithCode(1), std::string(prefix) + "axis map rank mismatch");
+  EXPECT_EXIT(
+      torchlean_cuda_buffer_reduce_from_broadcast(
+          released, nat_list({4294967295u, 4294967295u, 4294967295u}), lean_box(0), nat_list({})),
+      ::testing::ExitedWithCode(1), std::string(prefix) + "shape size overflow \\(inDims");
+  lean_dec(released);
 }
 
 TEST_F(ReduceAxisDeathTest, ReleasedAndNonBufferOperandsPanic) {
