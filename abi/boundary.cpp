@@ -30,9 +30,16 @@ lean_external_class* buffer_class() {
   return cls;
 }
 
+torchlean_cuda_buffer* make_record(std::unique_ptr<Buffer> buffer, lean_object* format,
+                                   uint64_t width) {
+  Buffer& payload = *buffer;
+  auto* rec = new torchlean_cuda_buffer{std::move(buffer), format, width};
+  payload.publish();  // after the record exists: a failed record counts nothing
+  return rec;
+}
+
 lean_obj_res box(std::unique_ptr<Buffer> buffer) {
-  auto* rec = new torchlean_cuda_buffer{std::move(buffer), nullptr, 1};
-  return torchlean_cuda_buffer_box(rec);
+  return torchlean_cuda_buffer_box(make_record(std::move(buffer), nullptr, 1));
 }
 
 lean_obj_res wrap_encoded(std::unique_ptr<Buffer> buffer, b_lean_obj_arg format) {
@@ -41,7 +48,7 @@ lean_obj_res wrap_encoded(std::unique_ptr<Buffer> buffer, b_lean_obj_arg format)
          std::string("a ") + dtype_name(buffer->dtype()) + " buffer cannot carry a format");
   }
   const uint64_t width = buffer->width();
-  auto* rec = new torchlean_cuda_buffer{std::move(buffer), format, width};
+  torchlean_cuda_buffer* rec = make_record(std::move(buffer), format, width);
   lean_inc(format);
   return torchlean_cuda_buffer_box(rec);
 }
@@ -155,7 +162,7 @@ torchlean_cuda_buffer* torchlean_cuda_buffer_alloc(size_t n) {
       tlrt::fail(tlrt::ErrorKind::invalid_argument, "alloc", "n exceeds INT64_MAX");
     }
     auto b = tlrt::Buffer::allocate(tlrt::default_backend(), tlrt::Dtype::f32, n, "alloc");
-    return new torchlean_cuda_buffer{std::move(b), nullptr, 1};
+    return tlrt::abi::make_record(std::move(b), nullptr, 1);
   });
 }
 

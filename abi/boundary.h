@@ -38,7 +38,11 @@ namespace tlrt::abi {
 
 lean_external_class* buffer_class();
 
-// Wraps a runtime buffer in a new Lean object (wrapper counters move).
+// A new unwrapped record owning `buffer`, whose payload is published (counted) once the record
+// exists. format: the Lean format object of an encoded buffer (not retained here), else null.
+torchlean_cuda_buffer* make_record(std::unique_ptr<Buffer> buffer, lean_object* format,
+                                   uint64_t width);
+// Wraps a runtime buffer in a new Lean object (payload and wrapper counters move).
 lean_obj_res box(std::unique_ptr<Buffer> buffer);
 // Wraps an encoded runtime buffer (Dtype::encoded; anything else throws invalid_argument) in a new
 // Lean object whose record retains the borrowed `format` once (lean_inc) and the buffer's word

@@ -40,22 +40,27 @@ std::unique_ptr<Buffer> Buffer::allocate_bytes(Backend backend, Dtype dtype, uin
     fail(ErrorKind::invalid_argument, op,
          std::to_string(n) + what + " exceed the addressable size");
   }
-  // The record exists before the payload so that a failed allocation leaks nothing and moves no
-  // counter.
-  std::unique_ptr<Buffer> b(new Buffer(backend, dtype, width, 0, nullptr));
+  // The record exists before the payload so that a failed allocation leaks nothing.
+  std::unique_ptr<Buffer> b(new Buffer(backend, dtype, width, 0, nullptr, nullptr));
   if (bytes != 0) {
-    b->data_ = tlrt::allocator(backend).allocate(static_cast<size_t>(bytes), op);
+    CachingAllocator& pool = tlrt::allocator(backend);
+    b->data_ = pool.allocate(static_cast<size_t>(bytes), op);
+    b->pool_ = &pool;
     b->size_ = n;
-    payload_counter().add(bytes);
   }
   return b;
 }
 
 std::unique_ptr<Buffer> Buffer::adopt(Backend backend, Dtype dtype, uint64_t width, uint64_t n,
                                       void* data) {
-  std::unique_ptr<Buffer> b(new Buffer(backend, dtype, width, n, data));
-  payload_counter().add(b->bytes());
-  return b;
+  return std::unique_ptr<Buffer>(
+      new Buffer(backend, dtype, width, n, data, &tlrt::allocator(backend)));
+}
+
+void Buffer::publish() {
+  if (published_ || released_ || data_ == nullptr) return;
+  payload_counter().add(bytes());
+  published_ = true;
 }
 
 Buffer::~Buffer() {
@@ -71,8 +76,8 @@ bool Buffer::release() {
   data_ = nullptr;
   size_ = 0;
   if (data == nullptr) return false;
-  tlrt::allocator(backend_).free(data);
-  payload_counter().remove(b);
+  pool_->free(data);
+  if (published_) payload_counter().remove(b);
   return true;
 }
 

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
@@ -132,6 +133,8 @@ TEST(Sizes, OverflowIsAnErrorNamingTheOp) {
 TEST(ReferenceBuffers, ReleaseIsIdempotentAndCountedOnce) {
   const uint64_t live = tlrt::payload_counter().live();
   auto b = tlrt::Buffer::allocate(tlrt::Backend::reference, tlrt::Dtype::f32, 10, "t");
+  b->publish();
+  b->publish();
   EXPECT_EQ(tlrt::payload_counter().live() - live, 40u);
   EXPECT_TRUE(b->release());
   EXPECT_FALSE(b->release());
@@ -147,6 +150,7 @@ TEST(ReferenceBuffers, ReleaseIsIdempotentAndCountedOnce) {
 TEST(ReferenceBuffers, EncodedBuffersCountSizeTimesWidth) {
   const uint64_t live = tlrt::payload_counter().live();
   auto b = tlrt::Buffer::allocate_encoded(tlrt::Backend::reference, 3, 7, "t");
+  b->publish();
   EXPECT_TRUE(b->encoded());
   EXPECT_EQ(b->dtype(), tlrt::Dtype::encoded);
   EXPECT_EQ(b->width(), 3u);
@@ -154,6 +158,7 @@ TEST(ReferenceBuffers, EncodedBuffersCountSizeTimesWidth) {
   EXPECT_EQ(b->bytes(), 21u);
   EXPECT_EQ(tlrt::payload_counter().live() - live, 21u);
   auto like = tlrt::Buffer::allocate_like(*b, 2, "t");
+  like->publish();
   EXPECT_TRUE(like->encoded());
   EXPECT_EQ(like->width(), 3u);
   EXPECT_EQ(tlrt::payload_counter().live() - live, 27u);
@@ -166,6 +171,40 @@ TEST(ReferenceBuffers, EncodedBuffersCountSizeTimesWidth) {
   EXPECT_EQ(empty->width(), uint64_t{1} << 63);
   EXPECT_EQ(tlrt::Buffer::allocate(tlrt::Backend::reference, tlrt::Dtype::f64, 1, "t")->width(),
             8u);
+}
+
+// SPEC-runtime 2.5: a failed constructor or kernel run leaves the counters unchanged. A payload
+// counts from publish() (the ABI's record of a result) on; the outputs of a call that fails after
+// allocating them, and temporaries, are dropped unpublished and move no counter.
+TEST(ReferenceBuffers, OnlyPublishedPayloadsCount) {
+  const uint64_t live = tlrt::payload_counter().live();
+  const uint64_t peak = tlrt::payload_counter().peak();
+  const uint64_t created = tlrt::payload_counter().created();
+  const uint64_t retired = tlrt::payload_counter().retired();
+  {
+    // Large enough to raise the peak if it counted, unless the peak is above 32 MiB.
+    const uint64_t n = std::min<uint64_t>((peak - live) / 8 + 1024, uint64_t{1} << 22);
+    auto dropped = tlrt::Buffer::allocate(tlrt::Backend::reference, tlrt::Dtype::f64, n, "t");
+    EXPECT_FALSE(dropped->published());
+    auto released = tlrt::Buffer::allocate(tlrt::Backend::reference, tlrt::Dtype::f32, 5, "t");
+    EXPECT_TRUE(released->release());
+    released->publish();  // a released buffer has nothing left to count
+    EXPECT_FALSE(released->published());
+    auto empty = tlrt::Buffer::allocate(tlrt::Backend::reference, tlrt::Dtype::f32, 0, "t");
+    empty->publish();
+    EXPECT_FALSE(empty->published());
+  }
+  EXPECT_EQ(tlrt::payload_counter().live(), live);
+  EXPECT_EQ(tlrt::payload_counter().peak(), peak) << "an unpublished payload raised the peak";
+  EXPECT_EQ(tlrt::payload_counter().created(), created);
+  EXPECT_EQ(tlrt::payload_counter().retired(), retired);
+  auto kept = tlrt::Buffer::allocate(tlrt::Backend::reference, tlrt::Dtype::f32, 3, "t");
+  kept->publish();
+  EXPECT_TRUE(kept->published());
+  EXPECT_EQ(tlrt::payload_counter().created(), created + 1);
+  kept.reset();
+  EXPECT_EQ(tlrt::payload_counter().retired(), retired + 1);
+  EXPECT_EQ(tlrt::payload_counter().live(), live);
 }
 
 TEST(ReferenceBuffers, EncodedAllocationFailuresNameTheSizes) {
