@@ -80,7 +80,8 @@ torchlean_cuda_buffer* record_of(b_lean_obj_arg object, const char* op) {
     panic(std::string("tlrt: ") + op + ": argument is not a buffer object");
   }
   if (lean_get_external_class(object) != buffer_class()) {
-    fail(ErrorKind::invalid_argument, op, "external object is not a tlrt buffer");
+    fail(ErrorKind::invalid_argument, op,
+         "external object is not a tensor buffer (another external class)");
   }
   auto* rec = static_cast<torchlean_cuda_buffer*>(lean_get_external_data(object));
   note_elements(rec->buffer->size());

@@ -70,7 +70,8 @@ lean_obj_res to_float_array(b_lean_obj_arg object) {
 Dtype checkpoint_dtype(uint8_t code, const char* op) {
   if (code == 2) {
     tlrt::fail(ErrorKind::invalid_argument, op,
-               "dtype code 2 (encoded) has no checkpoint word format; use to_encoded_io");
+               "unsupported buffer dtype (code 2, encoded, has no checkpoint word format; use "
+               "to_encoded_io)");
   }
   return tlrt::native_dtype_from_code(code, op);
 }
@@ -105,9 +106,9 @@ lean_obj_res of_bytes(b_lean_obj_arg array, uint8_t code, uint8_t source_code, c
   const uint64_t width = tlrt::dtype_width(source);
   if (length % width != 0) {
     tlrt::fail(ErrorKind::invalid_argument, op,
-               "checkpoint payload length " + std::to_string(length) +
-                   " does not match its dtype (not a multiple of " + std::to_string(width) +
-                   " bytes for " + tlrt::dtype_name(source) + ")");
+               "checkpoint payload length does not match its dtype (" + std::to_string(length) +
+                   " bytes, not a multiple of " + std::to_string(width) + " for " +
+                   tlrt::dtype_name(source) + ")");
   }
   note_elements(length / width);
   return box(tlrt::upload_words(tlrt::default_backend(), dt, lean_sarray_cptr(array),

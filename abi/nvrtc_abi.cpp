@@ -1,10 +1,10 @@
 // NVRTC kernel runs (SPEC-runtime 10): kernel_run_buffer (live float32 buffers), kernel_run_bytes
 // (host words, formats 0 / 1 / 2) and the legacy kernel_run_host (FloatArray words, formats 0 / 1).
 // All borrow their arguments and return fresh results; every failure of those three is an IO error
-// and exposes no output. The runtime half is runtime/kernel_run.h. On the reference backend the source runs on the
-// host through the system C++ compiler; where none is found the three fail as TorchLean's build
-// without CUDA does (IO.Error.userError with a rebuild hint). kernel_run_encoded (encoded buffers
-// in and out) is pure: its failures panic.
+// and exposes no output. The runtime half is runtime/kernel_run.h. On the reference backend the
+// source runs on the host through the system C++ compiler; where none is found the three fail as
+// TorchLean's build without CUDA does (IO.Error.userError with a rebuild hint). kernel_run_encoded
+// (encoded buffers in and out) is pure: its failures panic.
 #include <cstring>
 #include <new>
 #include <string_view>
@@ -39,8 +39,11 @@ auto host_allocation(const char* op, size_t bytes, F&& allocate) -> decltype(all
   }
 }
 
+// The text up to its first NUL (SPEC-runtime 1: strings are read as NUL-terminated text, and
+// TorchLean compiles lean_string_cstr), so both backends compile, cache and size-check the same
+// text.
 std::string_view source_text(b_lean_obj_arg source) {
-  return std::string_view(lean_string_cstr(source), lean_string_size(source) - 1);
+  return std::string_view(lean_string_cstr(source));
 }
 
 // Host words of Array ByteArray / Array FloatArray: their addresses and byte lengths.

@@ -74,12 +74,12 @@ void select_device(uint32_t index, uint64_t live_wrappers) {
   const uint32_t count = device_count();
   if (index >= count) {
     fail(ErrorKind::invalid_argument, "set_device",
-         "selected device " + std::to_string(index) + " does not exist (" + std::to_string(count) +
-             " visible " + backend_name(default_backend()) + " devices)");
+         "selected CUDA device does not exist (device " + std::to_string(index) + "; " +
+             std::to_string(count) + " visible " + backend_name(default_backend()) + " devices)");
   }
   if (live_wrappers != 0) {
     fail(ErrorKind::invalid_argument, "set_device",
-         "select the device before creating buffers (" + std::to_string(live_wrappers) +
+         "select the device before creating tensor buffers (" + std::to_string(live_wrappers) +
              " buffer objects are still alive)");
   }
   g_selected.store(index, std::memory_order_relaxed);

@@ -166,7 +166,7 @@ void initialize(uint32_t index) {
   const int count = device_count();
   if (static_cast<int64_t>(index) >= count || index >= kMaxDevices) {
     fail(ErrorKind::unavailable, "initialize",
-         "selected CUDA device " + std::to_string(index) + " does not exist (" +
+         "selected CUDA device does not exist (device " + std::to_string(index) + "; " +
              std::to_string(count) + " visible)");
   }
   DeviceScope scope(index);

@@ -53,8 +53,10 @@ void set_setting(uint32_t id, uint32_t enabled) {
   const auto det = static_cast<uint32_t>(Setting::deterministic);
   const auto bench = static_cast<uint32_t>(Setting::cudnn_benchmark);
   if (id == bench && enabled == 1 && g_settings[det].load() == 1) {
-    fail(ErrorKind::invalid_argument, "set_setting",
-         "disable deterministic mode (setting 2) before enabling cuDNN benchmarking (setting 3)");
+    fail(
+        ErrorKind::invalid_argument, "set_setting",
+        "disable deterministic mode before enabling cuDNN benchmarking (setting 2 is on; setting 3 "
+        "cannot be turned on with it)");
   }
   if (id == det && enabled == 1) g_settings[bench].store(0);
   g_settings[id].store(enabled);

@@ -415,7 +415,7 @@ TEST_F(AbiDeathTest, NonBufferArgumentsPanic) {
         lean_external_class* other = lean_register_external_class([](void*) {}, nullptr);
         torchlean_cuda_buffer_dtype(lean_alloc_external(other, nullptr));
       },
-      ::testing::ExitedWithCode(1), "INTERNAL PANIC: .*not a tlrt buffer");
+      ::testing::ExitedWithCode(1), "INTERNAL PANIC: .*not a tensor buffer");
   EXPECT_EXIT(torchlean_cuda_buffer_alloc(SIZE_MAX), ::testing::ExitedWithCode(1),
               "INTERNAL PANIC: .*alloc.*INT64_MAX");
   EXPECT_EXIT(torchlean_cuda_buffer_fail(lean_mk_string("configured arithmetic failed")),

@@ -390,6 +390,20 @@ TEST_F(Nvrtc, SourceOver16MiBIsRejectedBeforeCompiling) {
   EXPECT_TRUE(ok.ok) << ok.message.substr(0, 300);
 }
 
+// Lean strings are read as NUL-terminated text (SPEC-runtime 1; TorchLean compiles
+// lean_string_cstr): what follows a NUL is neither compiled nor counted against the 16 MiB limit,
+// on either backend.
+TEST_F(Nvrtc, SourceEndsAtItsFirstNul) {
+  const std::string kernel = signature("float", 0) + finish(f32_literal(2.5f));
+  std::string tail = std::string(1, '\0') + "this is not C++ ;";
+  Io io = run_buffer(kernel + tail, {}, 3);
+  ASSERT_TRUE(io.ok) << io.message;
+  EXPECT_EQ(read_values<float>(io.value.get()), std::vector<float>(3, 2.5f));
+  tail.resize((size_t{16} << 20) + 16, 'z');
+  Io long_tail = run_buffer(kernel + tail, {}, 1);
+  ASSERT_TRUE(long_tail.ok) << long_tail.message.substr(0, 300);
+}
+
 TEST_F(Nvrtc, BytesFormatsWidthsAndExtents) {
   const std::string src = signature("float", 1) + read("float", 0, "index", "v1") + finish("v1");
   struct Case {

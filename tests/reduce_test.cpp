@@ -356,7 +356,7 @@ TEST_F(ReduceDeathTest, NonBufferArgumentsPanic) {
         lean_external_class* other = lean_register_external_class([](void*) {}, nullptr);
         torchlean_cuda_buffer_reduce_sum(lean_alloc_external(other, nullptr));
       },
-      ::testing::ExitedWithCode(1), "INTERNAL PANIC: .*reduce_sum.*not a tlrt buffer");
+      ::testing::ExitedWithCode(1), "INTERNAL PANIC: .*reduce_sum.*not a tensor buffer");
 }
 
 // ---------------------------------------------------------------------------------------------

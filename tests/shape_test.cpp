@@ -334,7 +334,7 @@ TEST_F(ShapeDeathTest, NonBufferArgumentsPanic) {
         torchlean_cuda_buffer_slice1d(lean_alloc_external(other, nullptr), 0, 0, 0);
       },
       ::testing::ExitedWithCode(1),
-      "INTERNAL PANIC: tlrt: slice1d: external object is not a tlrt buffer");
+      "INTERNAL PANIC: tlrt: slice1d: external object is not a tensor buffer");
 }
 
 // Encoded concat1d / slice1d themselves are tested in encoded_test.cpp; here, the mixed operands.
