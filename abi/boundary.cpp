@@ -88,6 +88,10 @@ torchlean_cuda_buffer* record_of(b_lean_obj_arg object, const char* op) {
   return rec;
 }
 
+Buffer& buffer_object(b_lean_obj_arg object, const char* op) {
+  return *record_of(object, op)->buffer;
+}
+
 Buffer& live_buffer(b_lean_obj_arg object, const char* op) {
   torchlean_cuda_buffer* rec = record_of(object, op);
   if (rec->format != nullptr) {

@@ -70,6 +70,9 @@ lean_obj_res box_tuple(std::unique_ptr<Buffer> first, std::unique_ptr<Buffer> se
 torchlean_cuda_buffer* record_of(b_lean_obj_arg object, const char* op);
 // The live native buffer of a Lean buffer object; throws released_buffer / invalid_argument.
 Buffer& live_buffer(b_lean_obj_arg object, const char* op);
+// The buffer of a Lean buffer object (record_of's checks only), for runtime functions that check
+// each operand live and real themselves, in the contract's order among their other checks.
+Buffer& buffer_object(b_lean_obj_arg object, const char* op);
 
 // Decodes a borrowed Lean `Array Nat` (dims, axis maps, small index lists) whose entries are
 // scalar-boxed naturals <= 2^32-1 (SPEC-ops 1). Throws invalid_argument naming op:

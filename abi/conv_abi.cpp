@@ -59,9 +59,9 @@ lean_obj_res forward(b_lean_obj_arg input, b_lean_obj_arg kernel, b_lean_obj_arg
         const tlrt::ConvGeometry g = fixed_geometry(
             in_spatial, kernel_spatial, stride, padding,
             transposed ? tlrt::ConvKind::transposed : tlrt::ConvKind::convolution, op);
-        tlrt::Buffer& x = live_buffer(input, op);
-        tlrt::Buffer& w = live_buffer(kernel, op);
-        tlrt::Buffer& b = live_buffer(bias, op);
+        tlrt::Buffer& x = buffer_object(input, op);
+        tlrt::Buffer& w = buffer_object(kernel, op);
+        tlrt::Buffer& b = buffer_object(bias, op);
         return box(tlrt::conv_forward(x, w, b, g, in_c, out_c, transposed, op));
       },
       op);
@@ -76,9 +76,9 @@ lean_obj_res backward(b_lean_obj_arg input, b_lean_obj_arg kernel, b_lean_obj_ar
         const tlrt::ConvGeometry g = fixed_geometry(
             in_spatial, kernel_spatial, stride, padding,
             transposed ? tlrt::ConvKind::transposed : tlrt::ConvKind::convolution, op);
-        tlrt::Buffer& x = live_buffer(input, op);
-        tlrt::Buffer& w = live_buffer(kernel, op);
-        tlrt::Buffer& dy = live_buffer(gradient, op);
+        tlrt::Buffer& x = buffer_object(input, op);
+        tlrt::Buffer& w = buffer_object(kernel, op);
+        tlrt::Buffer& dy = buffer_object(gradient, op);
         tlrt::ConvGradients r = tlrt::conv_backward(x, w, dy, g, in_c, out_c, transposed, op);
         return box_tuple(std::move(r.kernel), std::move(r.bias), std::move(r.input));
       },
@@ -156,9 +156,9 @@ lean_obj_res torchlean_cuda_buffer_conv_io(b_lean_obj_arg input, b_lean_obj_arg 
     const tlrt::Dims dilations = io_array(dilation, op, "dilation");
     const tlrt::ConvIoGeometry g =
         tlrt::conv_io_geometry(shape, weight_shape, strides, before, after, dilations, groups, op);
-    tlrt::Buffer& x = live_buffer(input, op);
-    tlrt::Buffer& w = live_buffer(kernel, op);
-    tlrt::Buffer& b = live_buffer(bias, op);
+    tlrt::Buffer& x = buffer_object(input, op);
+    tlrt::Buffer& w = buffer_object(kernel, op);
+    tlrt::Buffer& b = buffer_object(bias, op);
     return box(tlrt::conv_io(x, w, b, g, op));
   });
 }

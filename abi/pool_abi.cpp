@@ -3,7 +3,8 @@
 // that is not an Array Nat of entries <= 2^32-1, invalid geometry, buffer sizes that disagree with
 // the geometry, mixed dtypes, an invalid smooth-pool beta, out of memory, device error) panics.
 // Every argument is borrowed; every result is a fresh owned buffer of the operands' dtype (an
-// empty result has no payload).
+// empty result has no payload). TorchLean's order: the geometry arrays and the geometry, then each
+// buffer (gradOutput before input) live, real and of its size (runtime/pool_dispatch.h).
 #include <string>
 
 #include "abi/boundary.h"
@@ -63,9 +64,9 @@ lean_obj_res torchlean_cuda_maxpool_fwd(b_lean_obj_arg input, b_lean_obj_arg inS
                                         b_lean_obj_arg padding, uint32_t channels) {
   return pure_call([&] {
     const char* op = "maxpool_fwd";
-    tlrt::Buffer& x = live_buffer(input, op);
     const tlrt::PoolArguments args =
         pool_arguments(inSpatial, kernel, stride, padding, channels, op);
+    tlrt::Buffer& x = buffer_object(input, op);
     return box(tlrt::maxpool_fwd(x, args, op));
   });
 }
@@ -78,10 +79,10 @@ lean_obj_res torchlean_cuda_maxpool_bwd(b_lean_obj_arg input, b_lean_obj_arg gra
                                         uint32_t channels) {
   return pure_call([&] {
     const char* op = "maxpool_bwd";
-    tlrt::Buffer& x = live_buffer(input, op);
-    tlrt::Buffer& dy = live_buffer(gradOutput, op);
     const tlrt::PoolArguments args =
         pool_arguments(inSpatial, kernel, stride, padding, channels, op);
+    tlrt::Buffer& x = buffer_object(input, op);
+    tlrt::Buffer& dy = buffer_object(gradOutput, op);
     return box(tlrt::maxpool_bwd(x, dy, args, op));
   });
 }
@@ -92,9 +93,9 @@ lean_obj_res torchlean_cuda_avgpool_fwd(b_lean_obj_arg input, b_lean_obj_arg inS
                                         b_lean_obj_arg padding, uint32_t channels) {
   return pure_call([&] {
     const char* op = "avgpool_fwd";
-    tlrt::Buffer& x = live_buffer(input, op);
     const tlrt::PoolArguments args =
         pool_arguments(inSpatial, kernel, stride, padding, channels, op);
+    tlrt::Buffer& x = buffer_object(input, op);
     return box(tlrt::avgpool_fwd(x, args, op));
   });
 }
@@ -106,9 +107,9 @@ lean_obj_res torchlean_cuda_avgpool_bwd(b_lean_obj_arg gradOutput, b_lean_obj_ar
                                         b_lean_obj_arg padding, uint32_t channels) {
   return pure_call([&] {
     const char* op = "avgpool_bwd";
-    tlrt::Buffer& dy = live_buffer(gradOutput, op);
     const tlrt::PoolArguments args =
         pool_arguments(inSpatial, kernel, stride, padding, channels, op);
+    tlrt::Buffer& dy = buffer_object(gradOutput, op);
     return box(tlrt::avgpool_bwd(dy, args, op));
   });
 }
@@ -122,9 +123,9 @@ lean_obj_res torchlean_cuda_smooth_maxpool_fwd(b_lean_obj_arg input, double beta
                                                uint32_t channels) {
   return pure_call([&] {
     const char* op = "smooth_maxpool_fwd";
-    tlrt::Buffer& x = live_buffer(input, op);
     const tlrt::PoolArguments args =
         pool_arguments(inSpatial, kernel, stride, padding, channels, op);
+    tlrt::Buffer& x = buffer_object(input, op);
     return box(tlrt::smooth_maxpool_fwd(x, beta, args, op));
   });
 }
@@ -137,10 +138,10 @@ lean_obj_res torchlean_cuda_smooth_maxpool_bwd(b_lean_obj_arg input, b_lean_obj_
                                                b_lean_obj_arg padding, uint32_t channels) {
   return pure_call([&] {
     const char* op = "smooth_maxpool_bwd";
-    tlrt::Buffer& x = live_buffer(input, op);
-    tlrt::Buffer& dy = live_buffer(gradOutput, op);
     const tlrt::PoolArguments args =
         pool_arguments(inSpatial, kernel, stride, padding, channels, op);
+    tlrt::Buffer& x = buffer_object(input, op);
+    tlrt::Buffer& dy = buffer_object(gradOutput, op);
     return box(tlrt::smooth_maxpool_bwd(x, dy, beta, args, op));
   });
 }

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <string>
 
+#include "runtime/dispatch.h"
+
 namespace tlrt {
 namespace {
 
@@ -124,6 +126,7 @@ uint64_t conv_volume(uint64_t channels, const Dims& spatial, const char* op) {
 
 void require_conv_size(const Buffer& b, const char* name, uint64_t channels, const Dims& spatial,
                        const char* what, const char* op) {
+  require_native(b, op);
   const uint64_t v = conv_volume(channels, spatial, op);
   if (b.size() != v) {
     bad(op, std::string("torchlean conv/pool: buffer size mismatch (size(") + name +
@@ -133,6 +136,7 @@ void require_conv_size(const Buffer& b, const char* name, uint64_t channels, con
 
 void require_conv_kernel_size(const Buffer& b, const char* name, uint64_t a, uint64_t c,
                               const Dims& spatial, const char* what, const char* op) {
+  require_native(b, op);
   Dims rest{c};
   rest.insert(rest.end(), spatial.begin(), spatial.end());
   const uint64_t v = conv_volume(a, rest, op);
@@ -151,6 +155,7 @@ uint64_t conv_io_volume(const Dims& dims, const char* op) {
 }
 
 void require_conv_io_size(const Buffer& b, const char* name, const Dims& shape, const char* op) {
+  require_native(b, op);
   const uint64_t v = conv_io_volume(shape, op);
   if (b.size() != v) {
     bad(op, std::string("LibTorch: buffer size mismatch (size(") + name + ") = " + num(b.size()) +

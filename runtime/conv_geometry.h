@@ -45,8 +45,9 @@ ConvGeometry conv_geometry(const Dims& in, const Dims& kernel, const Dims& strid
 // channels x prod(spatial) with TorchLean's overflow messages (see the head of this file).
 uint64_t conv_volume(uint64_t channels, const Dims& spatial, const char* op);
 
-// "torchlean conv/pool: buffer size mismatch (size(<name>) = .. but <what> = ..)" unless
-// size(b) = conv_volume(channels, spatial).
+// b live and real (require_native), then conv_volume(channels, spatial), then "torchlean
+// conv/pool: buffer size mismatch (size(<name>) = .. but <what> = ..)" unless size(b) equals it:
+// TorchLean's order for each operand.
 void require_conv_size(const Buffer& b, const char* name, uint64_t channels, const Dims& spatial,
                        const char* what, const char* op);
 // The same for an explicit leading pair (kernel (a, b, k...)).

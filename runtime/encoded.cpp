@@ -110,7 +110,7 @@ void download_encoded(const Buffer& src, uint8_t* dst, const char* op) {
 
 std::unique_ptr<Buffer> concat_encoded(const Buffer& a, const Buffer& b, uint64_t n, uint64_t m,
                                        const char* op) {
-  const char* what = "incompatible encoded buffers";
+  const char* what = "concat: incompatible encoded buffers";
   if (!a.encoded() || !b.encoded()) {
     reject(op, what, "a is " + kind_text(a) + ", b is " + kind_text(b));
   }
@@ -149,7 +149,7 @@ std::unique_ptr<Buffer> concat_encoded(const Buffer& a, const Buffer& b, uint64_
 
 std::unique_ptr<Buffer> slice_encoded(const Buffer& x, uint64_t n, uint64_t start, uint64_t len,
                                       const char* op) {
-  const char* what = "invalid encoded buffer or extent";
+  const char* what = "slice: invalid encoded buffer or extent";
   if (!x.encoded()) reject(op, what, "x is " + kind_text(x));
   if (x.released()) reject(op, what, "x has been released");
   if (x.size() != n || start > n || len > n - start) {

@@ -6,7 +6,7 @@
 //
 // Failures throw tlrt::Error naming `op` with the sizes involved and the reference's words
 // ("encoded buffer: truncated scalar word", "encoded buffer: scalar count exceeds the tape ABI",
-// "incompatible encoded buffers", "invalid encoded buffer or extent"); a failed call allocates and
+// "concat: incompatible encoded buffers", "slice: invalid encoded buffer or extent"); a failed call allocates and
 // counts nothing. Device work is queued on the device's stream; transfers are blocking.
 #pragma once
 
@@ -31,13 +31,13 @@ std::unique_ptr<Buffer> upload_encoded(Backend backend, uint64_t width, const ui
 void download_encoded(const Buffer& src, uint8_t* dst, const char* op);
 
 // [a; b] of two live encoded buffers of one width and backend with size(a) = n, size(b) = m
-// ("incompatible encoded buffers" otherwise); the result, of n + m words of that width, must fit
+// ("concat: incompatible encoded buffers" otherwise); the result, of n + m words of that width, must fit
 // UInt32 words.
 std::unique_ptr<Buffer> concat_encoded(const Buffer& a, const Buffer& b, uint64_t n, uint64_t m,
                                        const char* op);
 
 // Words [start, start + len) of a live encoded buffer with size(x) = n, start <= n and
-// len <= n - start ("invalid encoded buffer or extent" otherwise).
+// len <= n - start ("slice: invalid encoded buffer or extent" otherwise).
 std::unique_ptr<Buffer> slice_encoded(const Buffer& x, uint64_t n, uint64_t start, uint64_t len,
                                       const char* op);
 

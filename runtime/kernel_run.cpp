@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdint>
 #include <cstring>
 #include <functional>
 #include <list>
@@ -401,6 +402,13 @@ std::unique_ptr<Buffer> kernel_run_encoded_buffers(std::string_view source,
                backend_name(backend) + ")");
     }
     args.push_back({b.data(), b.size()});
+  }
+  // The result is an encoded buffer, whose word count must fit UInt32 (TorchLean checks it when
+  // it wraps the result; here it is checked before any work).
+  if (count > UINT32_MAX) {
+    fail(ErrorKind::invalid_argument, op,
+         "encoded buffer: scalar count exceeds the tape ABI (count = " + std::to_string(count) +
+             " words, more than 4294967295)");
   }
   return run_into_fresh_buffer(backend, source, KernelScalar::configured, Dtype::encoded, width,
                                args, count, op);

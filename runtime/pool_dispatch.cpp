@@ -6,6 +6,7 @@
 #include <string>
 
 #include "runtime/construct.h"
+#include "runtime/conv_geometry.h"
 #include "runtime/dispatch.h"
 
 namespace tlrt {
@@ -33,14 +34,6 @@ uint64_t volume(const Dims& dims, const char* name, const char* op) {
     v *= d;
   }
   return v;
-}
-
-uint64_t channel_volume(uint64_t channels, uint64_t spatial, const char* name, const char* op) {
-  if (channels != 0 && spatial > kMaxElements / channels) {
-    geometry_error(op, "shape size overflow (C = " + std::to_string(channels) + " times prod(" +
-                           name + ") = " + std::to_string(spatial) + " exceeds 2^63-1)");
-  }
-  return channels * spatial;
 }
 
 void require_pool_size(const Buffer& b, const char* name, uint64_t expected, const char* what,
@@ -110,8 +103,9 @@ kernels::PoolGeometry pool_geometry(const PoolArguments& args, const char* op) {
     uint64_t o = 0;
     if (in != 0 && p <= k / 2 && in + 2 * p >= k) o = (in + 2 * p - k) / s + 1;
     if (o > limit) {
-      geometry_error(op, "output extent overflow (axis " + std::to_string(a) + ": " +
-                             std::to_string(o) + " exceeds UInt32)");
+      fail(ErrorKind::invalid_argument, op,
+           "LibTorch conv/pool: outDim overflow (axis " + std::to_string(a) + ": " +
+               std::to_string(o) + " exceeds UInt32)");
     }
     out[a] = o;
     g.in[lead + a] = static_cast<int64_t>(in);
@@ -124,8 +118,8 @@ kernels::PoolGeometry pool_geometry(const PoolArguments& args, const char* op) {
   g.kernel_volume = volume(args.kernel, "kernel", op);
   g.out_volume = volume(out, "outSpatial", op);
   g.channels = args.channels;
-  channel_volume(args.channels, g.in_volume, "inSpatial", op);
-  channel_volume(args.channels, g.out_volume, "outSpatial", op);
+  conv_volume(args.channels, args.in, op);
+  conv_volume(args.channels, out, op);
   return g;
 }
 

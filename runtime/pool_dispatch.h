@@ -26,8 +26,11 @@ struct PoolArguments {
 // SPEC-ops 14.1 in the reference's order: "spatial rank must be one, two, or three", "array rank
 // mismatch", per axis "invalid spatial dimension, kernel, stride or padding" (kernel or stride 0)
 // and the output extent (in == 0 || p > k/2 ? 0 : (in + 2p - k) / s + 1, 64-bit, must fit
-// uint32), then the spatial products ("dimension product overflow") and C times the input and
-// output volumes ("shape size overflow", past 2^63-1). Rank 1 and 2 get leading unit axes.
+// uint32, else "LibTorch conv/pool: outDim overflow"), then the spatial products ("dimension
+// product overflow") and the shapes [C, in...] and [C, out...] as conv_volume checks them
+// ("dimension product overflow" past 2^64, "tensor size exceeds ATen indexing" past 2^63-1). The
+// ops then check each buffer in TorchLean's order (gradOutput before input), each live and real,
+// then its size. Rank 1 and 2 get leading unit axes.
 kernels::PoolGeometry pool_geometry(const PoolArguments& args, const char* op);
 
 std::unique_ptr<Buffer> maxpool_fwd(const Buffer& x, const PoolArguments& args, const char* op);

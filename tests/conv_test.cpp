@@ -623,6 +623,18 @@ TEST_F(ConvDeathTest, BufferChecks) {
                   gone, torchlean_cuda_buffer_zeros(2, 0), torchlean_cuda_buffer_zeros(4, 0),
                   nats({3}).get(), nats({2}).get(), nats({1}).get(), nats({0}).get(), 1, 1),
               ::testing::ExitedWithCode(1), "INTERNAL PANIC: tlrt: convtranspose_bwd: .*");
+  // Each buffer in turn (TorchLean's checked_tensor): live and real, then its size, before the
+  // next buffer is looked at.
+  EXPECT_EXIT(torchlean_cuda_conv_fwd(torchlean_cuda_buffer_zeros(4, 0), gone,
+                                      torchlean_cuda_buffer_zeros(1, 0), nats({3}).get(),
+                                      nats({2}).get(), nats({1}).get(), nats({0}).get(), 1, 1),
+              ::testing::ExitedWithCode(1),
+              std::string(kPanic) + "buffer size mismatch \\(size\\(input\\) = 4");
+  EXPECT_EXIT(torchlean_cuda_conv_fwd(torchlean_cuda_buffer_zeros(3, 0), gone,
+                                      torchlean_cuda_buffer_zeros(9, 0), nats({3}).get(),
+                                      nats({2}).get(), nats({1}).get(), nats({0}).get(), 1, 1),
+              ::testing::ExitedWithCode(1),
+              "INTERNAL PANIC: tlrt: conv_fwd: buffer has been released");
   lean_dec(gone);
 }
 

@@ -530,7 +530,7 @@ TEST_F(EncodedDeathTest, ConcatOperandsMustBeCompatible) {
     torchlean_cuda_buffer_release(b);
     return b;
   };
-  const std::string head = "INTERNAL PANIC: tlrt: concat1d: incompatible encoded buffers ";
+  const std::string head = "INTERNAL PANIC: tlrt: concat1d: concat: incompatible encoded buffers ";
   EXPECT_EXIT(torchlean_cuda_buffer_concat1d(enc(2, 2), enc(3, 4), 2, 3),
               ::testing::ExitedWithCode(1), head + "\\(word widths differ: 2 vs 4\\)");
   EXPECT_EXIT(torchlean_cuda_buffer_concat1d(enc(2, 2), enc(3, 2), 3, 3),
@@ -557,7 +557,8 @@ TEST_F(EncodedDeathTest, SliceExtentMustBeValid) {
     lean_inc(io.value.get());
     return io.value.get();
   };
-  const std::string head = "INTERNAL PANIC: tlrt: slice1d: invalid encoded buffer or extent ";
+  const std::string head =
+      "INTERNAL PANIC: tlrt: slice1d: slice: invalid encoded buffer or extent ";
   EXPECT_EXIT(torchlean_cuda_buffer_slice1d(enc(4), 5, 0, 1), ::testing::ExitedWithCode(1),
               head + "\\(size\\(x\\) = 4, n = 5, start = 0, len = 1\\)");
   EXPECT_EXIT(torchlean_cuda_buffer_slice1d(enc(4), 4, 5, 0), ::testing::ExitedWithCode(1),

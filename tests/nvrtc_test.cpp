@@ -651,4 +651,9 @@ TEST_F(NvrtcDeathTest, EncodedRunFailuresPanic) {
         run_encoded(src, {&a, &b}, format, 2, 1);
       },
       ::testing::ExitedWithCode(1), "incompatible input storage \\(input 1 is released");
+  // An encoded result holds at most 2^32 - 1 words, refused before any work.
+  EXPECT_EXIT(run_encoded(src, {&a, &a}, format, 2, uint64_t{1} << 32),
+              ::testing::ExitedWithCode(1),
+              "INTERNAL PANIC: tlrt: kernel_run_encoded: encoded buffer: scalar count exceeds the "
+              "tape ABI \\(count = 4294967296 words");
 }

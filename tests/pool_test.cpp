@@ -698,7 +698,36 @@ TEST_F(PoolDeathTest, GeometryChecksInTheContractsOrder) {
               ::testing::ExitedWithCode(1),
               prefix + "dimension product overflow \\(prod\\(kernel\\)");
   EXPECT_EXIT(maxfwd(1, {4294967295u, 4294967295u}, {1, 1}, {1, 1}, {0, 0}, 4294967295u),
-              ::testing::ExitedWithCode(1), prefix + "shape size overflow \\(C = 4294967295");
+              ::testing::ExitedWithCode(1),
+              prefix +
+                  "dimension product overflow \\(shape \\[4294967295, 4294967295, "
+                  "4294967295\\]\\)");
+  EXPECT_EXIT(
+      maxfwd(1, {4294967295u, 4294967295u}, {1, 1}, {1, 1}, {0, 0}, 1),
+      ::testing::ExitedWithCode(1),
+      prefix + "tensor size exceeds ATen indexing \\(shape \\[1, 4294967295, 4294967295\\]");
+  // An output extent past UInt32, in TorchLean's words.
+  EXPECT_EXIT(maxfwd(1, {4294967295u}, {2}, {1}, {1}), ::testing::ExitedWithCode(1),
+              "INTERNAL PANIC: tlrt: maxpool_fwd: LibTorch conv/pool: outDim overflow \\(axis 0: "
+              "4294967296 exceeds UInt32\\)");
+  // The geometry comes before any buffer is looked at.
+  lean_object* released = zeros(4);
+  torchlean_cuda_buffer_release(released);
+  EXPECT_EXIT(torchlean_cuda_maxpool_fwd(released, nat_list({}), nat_list({}), nat_list({}),
+                                         nat_list({}), 1),
+              ::testing::ExitedWithCode(1), prefix + "spatial rank must be one, two, or three");
+  EXPECT_EXIT(torchlean_cuda_smooth_maxpool_bwd(released, released, 1.0, nat_list({4}),
+                                                nat_list({0}), nat_list({1}), nat_list({0}), 1),
+              ::testing::ExitedWithCode(1),
+              "INTERNAL PANIC: tlrt: smooth_maxpool_bwd: torchlean conv/pool: invalid spatial "
+              "dimension, kernel, stride or padding");
+  // Then each buffer in turn: gradOutput's size before input's liveness.
+  EXPECT_EXIT(torchlean_cuda_maxpool_bwd(released, zeros(3), nat_list({4}), nat_list({2}),
+                                         nat_list({2}), nat_list({0}), 1),
+              ::testing::ExitedWithCode(1),
+              "INTERNAL PANIC: tlrt: maxpool_bwd: torchlean conv/pool: buffer size mismatch "
+              "\\(size\\(gradOutput\\) = 3");
+  lean_dec(released);
   // Then the buffer sizes.
   EXPECT_EXIT(
       maxfwd(5, {2, 3}, {2, 2}, {1, 1}, {0, 0}), ::testing::ExitedWithCode(1),

@@ -342,17 +342,19 @@ TEST_F(ShapeDeathTest, EncodedOperandsFollowTheEncodedRules) {
   EXPECT_EXIT(
       torchlean_cuda_buffer_concat1d(encoded_buffer(2), torchlean_cuda_buffer_zeros(3, 0), 2, 3),
       ::testing::ExitedWithCode(1),
-      "INTERNAL PANIC: tlrt: concat1d: incompatible encoded buffers \\(a is an encoded buffer of "
+      "INTERNAL PANIC: tlrt: concat1d: concat: incompatible encoded buffers \\(a is an encoded "
+      "buffer of "
       "width 2, b is a float32 buffer\\)");
   EXPECT_EXIT(
       torchlean_cuda_buffer_concat1d(torchlean_cuda_buffer_zeros(2, 1), encoded_buffer(3), 2, 3),
       ::testing::ExitedWithCode(1),
-      "INTERNAL PANIC: tlrt: concat1d: incompatible encoded buffers \\(a is a float64 buffer, b "
+      "INTERNAL PANIC: tlrt: concat1d: concat: incompatible encoded buffers \\(a is a float64 "
+      "buffer, b "
       "is an encoded buffer of width 2\\)");
-  EXPECT_EXIT(torchlean_cuda_buffer_slice1d(encoded_buffer(4), 4, 3, 2),
-              ::testing::ExitedWithCode(1),
-              "INTERNAL PANIC: tlrt: slice1d: invalid encoded buffer or extent \\(size\\(x\\) = "
-              "4, n = 4, start = 3, len = 2\\)");
+  EXPECT_EXIT(
+      torchlean_cuda_buffer_slice1d(encoded_buffer(4), 4, 3, 2), ::testing::ExitedWithCode(1),
+      "INTERNAL PANIC: tlrt: slice1d: slice: invalid encoded buffer or extent \\(size\\(x\\) = "
+      "4, n = 4, start = 3, len = 2\\)");
 }
 
 TEST_F(ShapeDeathTest, SliceSizeMustMatchTheArgument) {
