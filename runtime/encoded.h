@@ -6,8 +6,9 @@
 //
 // Failures throw tlrt::Error naming `op` with the sizes involved and the reference's words
 // ("encoded buffer: truncated scalar word", "encoded buffer: scalar count exceeds the tape ABI",
-// "concat: incompatible encoded buffers", "slice: invalid encoded buffer or extent"); a failed call allocates and
-// counts nothing. Device work is queued on the device's stream; transfers are blocking.
+// "concat: incompatible encoded buffers", "slice: invalid encoded buffer or extent"); a failed
+// call allocates and counts nothing. Device work is queued on the device's stream; transfers are
+// blocking.
 #pragma once
 
 #include <cstdint>
@@ -31,8 +32,8 @@ std::unique_ptr<Buffer> upload_encoded(Backend backend, uint64_t width, const ui
 void download_encoded(const Buffer& src, uint8_t* dst, const char* op);
 
 // [a; b] of two live encoded buffers of one width and backend with size(a) = n, size(b) = m
-// ("concat: incompatible encoded buffers" otherwise); the result, of n + m words of that width, must fit
-// UInt32 words.
+// ("concat: incompatible encoded buffers" otherwise); the result, of n + m words of that width,
+// must fit UInt32 words.
 std::unique_ptr<Buffer> concat_encoded(const Buffer& a, const Buffer& b, uint64_t n, uint64_t m,
                                        const char* op);
 

@@ -13,7 +13,6 @@ namespace tlrt {
 namespace {
 
 constexpr const char* kGeometry = "torchlean conv/pool: ";
-constexpr uint64_t kMaxElements = static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
 
 [[noreturn]] void geometry_error(const char* op, const std::string& what) {
   fail(ErrorKind::invalid_argument, op, kGeometry + what);

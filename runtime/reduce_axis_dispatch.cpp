@@ -1,7 +1,6 @@
 #include "runtime/reduce_axis_dispatch.h"
 
 #include <cstddef>
-#include <cstdint>
 #include <string>
 #include <utility>
 
@@ -147,23 +146,20 @@ std::unique_ptr<Buffer> reduce_sum_axis(const Buffer& x, const Dims& dims, uint6
          "reduceSumAxis: invalid axis (axis = " + std::to_string(axis) +
              " but dims = " + dims_text(dims) + " has rank " + std::to_string(dims.size()) + ")");
   }
+  // The output shape, dims without axis, fits whenever prod(dims) is nonzero (it divides it); a
+  // zero extent makes prod(dims) 0 however large the others are, so then it is checked on its own.
+  if (x.size() == 0) {
+    Dims out_dims = dims;
+    out_dims.erase(out_dims.begin() + static_cast<std::ptrdiff_t>(axis));
+    shape_size(out_dims, "dims without axis", op);
+  }
   PlanArena arena;
   const std::pmr::vector<uint64_t> strides = strides_of(dims, arena);
   AxisList rows({{dims[axis], strides[axis]}}, arena.get());
   AxisList cols(arena.get());
   cols.reserve(dims.size());
-  // The output shape, dims without axis, is checked on its own: with a zero extent in dims,
-  // prod(dims) is 0 however large the other extents are.
-  uint64_t out_size = 1;
   for (size_t k = 0; k < dims.size(); ++k) {
-    if (k == axis) continue;
-    cols.emplace_back(dims[k], strides[k]);
-    if (dims[k] != 0 && out_size > static_cast<uint64_t>(INT64_MAX) / dims[k]) {
-      Dims out_dims(dims.begin(), dims.end());
-      out_dims.erase(out_dims.begin() + static_cast<std::ptrdiff_t>(axis));
-      shape_size(out_dims, "dims without axis", op);  // throws the overflow with the shape
-    }
-    out_size *= dims[k];
+    if (k != axis) cols.emplace_back(dims[k], strides[k]);
   }
   return ordered_fold(x, rows, cols, op);
 }
