@@ -1,13 +1,14 @@
 // Diagonal selective scans through their CUDA launchers, float32, at T x S = 4096 x 1024,
 // 8192 x 1024 (past the range where the constant forward stays resident at this S), 2048 x 16384
-// and 65536 x 1024, each op with the fast schedule (the chunked look-back scan, what
-// the dispatch runs with the deterministic setting off) and the exact schedule (one thread per
-// channel, setting on) as separate rows, the schedule passed to the launcher as the dispatch
-// passes it. Bytes are the traffic that must move: forward constant X read + h written; forward
-// variable A, B, X read + h written; backward constant X, out, dY read + dX written; backward
-// variable A, B, X, out, dY read + dA, dB, dX written (the length-S vectors are left out).
-// Goals for the fast rows: >= 60% of copy and >= 50x TorchLean's ATen composition (the
-// Hillis-Steele log-step prefix, bench/scan_aten.cpp), measured beside each row.
+// and 65536 x 1024, and few channels with long sequences (2^24 x 1, 2^21 x 8, 2^18 x 64), each op
+// with the fast schedule (the chunked look-back scan, what the dispatch runs with the deterministic
+// setting off) and the exact schedule (one thread per channel, setting on) as separate rows, the
+// schedule passed to the launcher as the dispatch passes it. Bytes are the traffic that must move:
+// forward constant X read + h written; forward variable A, B, X read + h written; backward constant
+// X, out, dY read + dX written; backward variable A, B, X, out, dY read + dA, dB, dX written (the
+// length-S vectors are left out). Goals for the fast rows: >= 60% of copy and >= 50x TorchLean's
+// ATen composition (the Hillis-Steele log-step prefix, bench/scan_aten.cpp), measured beside each
+// row.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -32,7 +33,8 @@ constexpr const char* kAtenVarBwd = "selective_scan_diag_var_bwd";
 struct Shape {
   uint64_t steps, state;
 };
-constexpr Shape kShapes[] = {{4096, 1024}, {8192, 1024}, {2048, 16384}, {65536, 1024}};
+constexpr Shape kShapes[] = {{4096, 1024},  {8192, 1024},  {2048, 16384}, {65536, 1024},
+                             {1u << 24, 1}, {1u << 21, 8}, {1u << 18, 64}};
 constexpr uint64_t kMaxElements = 65536 * 1024;
 
 struct Device {
@@ -129,7 +131,8 @@ void scan_benchmarks(Harness& h, const BenchOptions&) {
 const GroupRegistration kScanGroup(
     {"scan",
      "diagonal selective scans (constant and variable, forward and backward) at T x S = 4096 x "
-     "1024, 8192 x 1024, 2048 x 16384, 65536 x 1024, float32, fast and exact schedules, bytes "
+     "1024, 8192 x 1024, 2048 x 16384, 65536 x 1024, 2^24 x 1, 2^21 x 8, 2^18 x 64, float32, fast "
+     "and exact schedules, bytes "
      "that must move, next to TorchLean's ATen log-step prefix",
      95, scan_benchmarks, "", []() -> std::vector<std::string> {
        return {kAtenFwd, kAtenVarFwd, kAtenBwd, kAtenVarBwd};

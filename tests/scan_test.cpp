@@ -551,6 +551,25 @@ void chunk_edges(uint32_t seed) {
                               seed, cuda_requested() ? 10 : 1);
 }
 
+// Few channels with long sequences (setting off): a tile of thousands of chunks, so the chunked
+// schedule's look-back walks back past its first window of predecessors whenever they have
+// published their aggregates but not yet their inclusive values. Every result within the bound,
+// and the same bits over ten runs on the device (the walk's stopping point varies run to run, the
+// chain of aggregates it applies does not).
+template <class T>
+void long_sequences(uint32_t seed) {
+  fast_shapes_within_bound<T>({{1u << 20, 1}, {300001, 5}, {1u << 17, 40}}, seed,
+                              cuda_requested() ? 10 : 1);
+}
+
+TEST_F(Scan, LongSequencesOfFewChannelsStayWithinTheBoundAndRepeatFloat32) {
+  long_sequences<float>(61);
+}
+
+TEST_F(Scan, LongSequencesOfFewChannelsStayWithinTheBoundAndRepeatFloat64) {
+  long_sequences<double>(67);
+}
+
 TEST_F(Scan, ChunkBoundariesStayWithinTheBoundAndRepeatFloat32) {
   chunk_edges<float>(51);
 }
