@@ -132,8 +132,7 @@ const GroupRegistration kScanGroup(
     {"scan",
      "diagonal selective scans (constant and variable, forward and backward) at T x S = 4096 x "
      "1024, 8192 x 1024, 2048 x 16384, 65536 x 1024, 2^24 x 1, 2^21 x 8, 2^18 x 64, float32, fast "
-     "and exact schedules, bytes "
-     "that must move, next to TorchLean's ATen log-step prefix",
+     "and exact schedules, bytes that must move, next to TorchLean's ATen log-step prefix",
      95, scan_benchmarks, "", []() -> std::vector<std::string> {
        return {kAtenFwd, kAtenVarFwd, kAtenBwd, kAtenVarBwd};
      }});

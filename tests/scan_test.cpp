@@ -551,11 +551,11 @@ void chunk_edges(uint32_t seed) {
                               seed, cuda_requested() ? 10 : 1);
 }
 
-// Few channels with long sequences (setting off): a tile of thousands of chunks, so the chunked
-// schedule's look-back walks back past its first window of predecessors whenever they have
-// published their aggregates but not yet their inclusive values. Every result within the bound,
-// and the same bits over ten runs on the device (the walk's stopping point varies run to run, the
-// chain of aggregates it applies does not).
+// Few channels with long sequences (setting off): a tile of thousands of chunks, each chunk's
+// carry-in resolved by the look-back over its nearest predecessors, wherever in that window the
+// first inclusive value appears. Every result within the bound, and the same bits over ten runs on
+// the device (where the look-back stops varies run to run, the chain of aggregates it applies does
+// not).
 template <class T>
 void long_sequences(uint32_t seed) {
   fast_shapes_within_bound<T>({{1u << 20, 1}, {300001, 5}, {1u << 17, 40}}, seed,
