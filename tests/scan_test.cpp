@@ -7,8 +7,9 @@
 // propagation, float64, the empty rules, the (dA, (dB, (dX, dH0))) tuple and its ownership,
 // bit-exact agreement with an independent host recurrence with the deterministic setting on
 // (both backends), the derived bound with it off (the fast schedules on the device: resident
-// blocks at the edges of their channel counts and of their range, chunked beyond it), marked
-// channels inside resident and chunked blocks, ten-run bitwise repeatability in both modes, and
+// blocks at the edges of their channel counts and of their range, rows blocks at the edges of
+// their chunks and groups of chunk maps, chunked tiles at their chunk edges), marked channels
+// inside resident, rows and chunked blocks, ten-run bitwise repeatability in both modes, and
 // every bad input's panic with its message.
 #include <gtest/gtest.h>
 
@@ -529,36 +530,77 @@ void resident_edges(uint32_t seed) {
                               seed, cuda_requested() ? 10 : 1);
 }
 
-// The chunked schedule at its chunk boundaries (setting off): L = 8K steps a chunk, in float32
-// 96 for the variable forward (K 12), 128 for the backwards (K 16) and 256 for the constant
-// forward past the resident range (K 32); in float64 64 (K 8). The shapes put T at one and two
-// chunks exactly and one step past them, for each of those lengths. Every result within the
-// bound, and the same bits over ten runs on the device.
+// The chunked schedule (more than 64 channels) at its chunk boundaries (setting off): L = 8K
+// steps a chunk, in float32 96 for the variable forward (K 12), 128 for the backwards (K 16) and
+// 256 for the constant forward past the resident range (K 32); in float64 64 (K 8). The shapes
+// put T at one and two chunks exactly and one step past them, for each of those lengths. Every
+// result within the bound, and the same bits over ten runs on the device.
 template <class T>
 void chunk_edges(uint32_t seed) {
-  fast_shapes_within_bound<T>({{64, 40},
-                               {65, 40},
-                               {96, 40},
-                               {97, 40},
-                               {128, 33},
-                               {129, 33},
+  fast_shapes_within_bound<T>({{64, 70},
+                               {65, 70},
+                               {96, 70},
+                               {97, 70},
+                               {128, 65},
+                               {129, 65},
                                {192, 65},
                                {193, 65},
-                               {256, 31},
-                               {257, 31},
-                               {9216, 3},
-                               {9217, 3}},
+                               {256, 71},
+                               {257, 71},
+                               {9216, 67},
+                               {9217, 67}},
                               seed, cuda_requested() ? 10 : 1);
 }
 
-// Few channels with long sequences (setting off): a tile of thousands of chunks, each chunk's
-// carry-in resolved by the look-back over its nearest predecessors, wherever in that window the
-// first inclusive value appears. Every result within the bound, and the same bits over ten runs on
-// the device (where the look-back stops varies run to run, the chain of aggregates it applies does
-// not).
+// The rows schedule (at most 64 channels, 32 in the variable backward) at its edges (setting
+// off): a chunk is R = Q K rows, K = scan_rows_steps, Q = floor(threads / S) segments a channel
+// (threads per variant: scan_rows_threads), and the chunk maps are composed in groups of 32 at
+// each level. With r the variable backward's chunk at S = 1 (64 K rows; the other variants'
+// chunks are 2 and 4 times longer), the shapes put T at one chunk and one step past it, at 32
+// chunks (the first complete group) and one past it, and one past 1024 chunks (a third level); at
+// S = 32 (two segments a channel in the variable backward) at 32 and past 1025 chunks of 2K rows,
+// at S = 64 (the variable backward there is chunked) at 32 and 1025 chunks of K rows; S at 3 (Q
+// not a power of two), 17, 31, 33 and 63. Every result within the bound, and the same bits over
+// ten runs on the device.
+template <class T>
+void rows_edges(uint32_t seed) {
+  const uint32_t k = static_cast<uint32_t>(tlrt::kernels::scan_rows_steps(sizeof(T)));
+  const uint32_t r = k * static_cast<uint32_t>(tlrt::kernels::scan_rows_threads(true, true));
+  fast_shapes_within_bound<T>({{33, 1},
+                               {r, 1},
+                               {r + 1, 1},
+                               {32 * r, 1},
+                               {32 * r + 1, 1},
+                               {1024 * r + 1, 1},
+                               {64 * k, 32},
+                               {2050 * k + 1, 32},
+                               {32 * k, 64},
+                               {1025 * k, 64},
+                               {21 * k * 40 + 5, 3},
+                               {12345, 17},
+                               {100003, 31},
+                               {1000 * k + 7, 33},
+                               {5000, 63}},
+                              seed, cuda_requested() ? 10 : 1);
+}
+
+TEST_F(Scan, RowsScheduleEdgesStayWithinTheBoundAndRepeatFloat32) {
+  rows_edges<float>(71);
+}
+
+TEST_F(Scan, RowsScheduleEdgesStayWithinTheBoundAndRepeatFloat64) {
+  rows_edges<double>(73);
+}
+
+// Few channels with long sequences (setting off): the rows schedule's thousands of chunks, each
+// chunk's carry-in composed from the published maps of fixed groups of earlier chunks, and at
+// 100 channels the chunked schedule's tiles of 512 to 2048 chunks, each chunk's carry-in resolved
+// by the look-back over its nearest predecessors, wherever in that window the first inclusive
+// value appears. Every result within the bound, and the same bits over ten runs on the device
+// (what a block finds published varies run to run, the maps it applies do not).
 template <class T>
 void long_sequences(uint32_t seed) {
-  fast_shapes_within_bound<T>({{1u << 20, 1}, {300001, 5}, {1u << 17, 40}}, seed,
+  fast_shapes_within_bound<T>({{1u << 20, 1}, {300001, 5}, {1u << 17, 40}, {1u << 16, 100}}, seed,
                               cuda_requested() ? 10 : 1);
 }
 
@@ -590,16 +632,17 @@ TEST_F(Scan, ResidentScheduleEdgesStayWithinTheBoundAndRepeatFloat64) {
 // state or result are recomputed on the literal recurrence, so they carry its bits (NaN where it
 // has NaN, inf where it overflows); the other channels stay within the bound. The shapes up to
 // T 8192 take the resident schedule (several marked channels in one block, S not a multiple of
-// its channel count), T 9000 the chunked one for every op; the last shape has enough channels
-// that the launcher may take the exact schedule for the whole call.
+// its channel count) in the constant forward; at most 64 channels take the rows schedule
+// otherwise (T 20000 x S 20 every op), more the chunked one (T 9000 x S 70 every op); the last
+// shape has enough channels that the launcher may take the exact schedule for the whole call.
 template <class T>
 void marked_channels_follow_the_recurrence(uint32_t seed) {
   DeterministicScope scope(false);
   const T inf = std::numeric_limits<T>::infinity();
   const T nan = std::numeric_limits<T>::quiet_NaN();
-  const std::pair<uint32_t, uint32_t> shapes[] = {{3000, 40}, {200, 70},  {40, 50},
-                                                  {1025, 40}, {2049, 37}, {4096, 45},
-                                                  {8192, 38}, {9000, 40}, {64, 20000}};
+  const std::pair<uint32_t, uint32_t> shapes[] = {{3000, 40},  {200, 70},  {40, 50},   {1025, 40},
+                                                  {2049, 37},  {4096, 45}, {8192, 38}, {9000, 40},
+                                                  {20000, 20}, {9000, 70}, {64, 20000}};
   for (auto [steps, state] : shapes) {
     for (bool variable : {false, true}) {
       Problem<T> p = random_problem<T>(steps, state, variable, seed++, false, 0.999);
@@ -609,7 +652,7 @@ void marked_channels_follow_the_recurrence(uint32_t seed) {
       // in X, channel 7 +inf in X, channel 9 a NaN h0, channel 11 -inf in dY (the backward only),
       // channel 13 |A| = 1 exactly (inside the preconditions). Channels in later tiles of 32
       // (the last one partial where S is not a multiple of 32) are marked too: channel S-2 meets
-      // +inf in X, channel 33 -inf in dY (the backward only).
+      // +inf in X, channel 33 (where S > 33) -inf in dY (the backward only).
       const T grow = sizeof(T) == 4 ? T(1.5) : T(2);
       for (uint64_t t = 0; t < (variable ? steps : 1); ++t) {
         p.a[t * S + 3] = grow;
@@ -622,12 +665,13 @@ void marked_channels_follow_the_recurrence(uint32_t seed) {
       p.h0[9] = nan;
       p.dy[(steps / 4) * S + 11] = -inf;
       p.x[(steps / 5) * S + (S - 2)] = inf;
-      p.dy[(steps / 6) * S + 33] = -inf;
+      if (S > 33) p.dy[(steps / 6) * S + 33] = -inf;
       p.out = host_fwd(p);
       Handles h = upload(p);
       const std::string what = "T " + std::to_string(steps) + " S " + std::to_string(state) +
                                (variable ? " var" : " const");
-      const std::vector<uint64_t> marked = {3, 5, 7, 9, 11, 33, S - 2};
+      std::vector<uint64_t> marked = {3, 5, 7, 9, 11, S - 2};
+      if (S > 33) marked.push_back(33);
       auto column = [&](const std::vector<T>& v, uint64_t j) {
         std::vector<T> r;
         for (uint64_t i = j; i < v.size(); i += S) r.push_back(v[i]);

@@ -13,8 +13,9 @@
 // exact schedule in either mode (its results are valid for the fast contract too), and so do
 // calls with enough channels to fill the device with exact-schedule blocks (exact_is_faster);
 // the constant forward takes the resident schedule where the sequence fits a block (unless its
-// blocks would read part-sectors of rows in more than one wave, schedule_of), and the rest the
-// chunked one.
+// blocks would read part-sectors of rows in more than one wave, schedule_of); the rest take the
+// rows schedule up to scan_rows_max_state channels (64; 32 in the variable backward) and the
+// chunked one beyond.
 //
 // Resident schedule (the constant forward, T up to scan_resident_max_steps: 8192 in float32 and
 // float64): a block of up to 1024 threads holds C adjacent channels (a power of two up to
@@ -209,7 +210,7 @@ ResidentPlan resident_plan(uint64_t steps, uint64_t state, size_t element_bytes,
 // The schedule of a call: a rule on T, S, the dtype, the variant and the SM count only, so a
 // call's schedule (and hence its bits) repeats run to run. For the resident schedule, `resident`
 // (when given) receives the launch geometry the rule was decided on.
-enum class Schedule { exact, resident, chunked };
+enum class Schedule { exact, resident, rows, chunked };
 
 Schedule schedule_of(uint64_t steps, uint64_t state, size_t element_bytes, Variant v, bool exact,
                      const char* op, ResidentPlan* resident = nullptr) {
@@ -218,15 +219,20 @@ Schedule schedule_of(uint64_t steps, uint64_t state, size_t element_bytes, Varia
   if (exact_is_faster(steps, state, v, sms)) return Schedule::exact;
   // The other variants' operands per step (two to five arrays) measured slower on blocks that
   // hold whole sequences than on the chunked schedule.
-  if (v != Variant::fwd || steps > scan_resident_max_steps(element_bytes)) {
-    return Schedule::chunked;
-  }
+  // Up to scan_rows_max_state channels, the rows schedule (a chunked tile of 32 channels would
+  // idle lanes and hold T / L chunks in one look-back chain), unless the constant forward is
+  // resident.
+  const bool backward = v == Variant::bwd || v == Variant::var_bwd;
+  const bool variable = v == Variant::var_fwd || v == Variant::var_bwd;
+  const Schedule scan =
+      state <= scan_rows_max_state(backward, variable) ? Schedule::rows : Schedule::chunked;
+  if (v != Variant::fwd || steps > scan_resident_max_steps(element_bytes)) return scan;
   // Past T = 4096 a resident block holds fewer channels than a 32-byte sector, so its rows are
   // read and written in part-sectors; once its grid is more than one block per SM, the chunked
   // schedule (rows of 32 channels) finishes first (measured on the H200 at S = 1024: T 5000,
   // 6144 and 8192 in float32, 6144 and 8192 in float64).
   const ResidentPlan r = resident_plan(steps, state, element_bytes, sms == 0 ? 1 : sms, op);
-  if (r.log2c < sector_log2c(element_bytes) && r.blocks > sms) return Schedule::chunked;
+  if (r.log2c < sector_log2c(element_bytes) && r.blocks > sms) return scan;
   if (resident != nullptr) *resident = r;
   return Schedule::resident;
 }
@@ -685,11 +691,10 @@ __device__ T resolve_carry(const FastWork<T>& w, uint64_t tile, uint64_t chunk, 
 }
 
 // The block's ticket (called by every thread): blocks take chunk slots in the order they start.
-template <class T>
-TLRT_DEVICE_INLINE uint64_t take_ticket(const FastWork<T>& w) {
+TLRT_DEVICE_INLINE uint64_t take_ticket(uint32_t* counter) {
   __shared__ uint32_t s_ticket;
   if (threadIdx.x == 0) {
-    cuda::atomic_ref<uint32_t, cuda::thread_scope_device> ticket(*w.ticket);
+    cuda::atomic_ref<uint32_t, cuda::thread_scope_device> ticket(*counter);
     s_ticket = ticket.fetch_add(1u, cuda::memory_order_relaxed) + 1u;  // cleared to all-ones
   }
   __syncthreads();
@@ -708,7 +713,7 @@ struct ForwardPlace {
 template <class T, int K>
 TLRT_DEVICE_INLINE ForwardPlace forward_place(const FastWork<T>& w, const ScanOperands<T>& in) {
   ForwardPlace p;
-  const uint64_t ticket = take_ticket(w);
+  const uint64_t ticket = take_ticket(w.ticket);
   p.tile = ticket % w.tiles;
   p.chunk = ticket / w.tiles;
   p.lane = threadIdx.x % kTileChannels;
@@ -880,7 +885,7 @@ __global__ void __launch_bounds__(kFastThreads)
                   ScanGradients<T> grad, FastWork<T> w) {
   __shared__ T s_a[kSegments][kTileChannels];
   __shared__ T s_b[kSegments][kTileChannels];
-  const uint64_t ticket = take_ticket(w);
+  const uint64_t ticket = take_ticket(w.ticket);
   const uint64_t tile = ticket % w.tiles, chunk = ticket / w.tiles;
   const int lane = threadIdx.x % kTileChannels, seg = threadIdx.x / kTileChannels;
   const uint64_t S = in.state, steps = in.steps;
@@ -1070,6 +1075,441 @@ __global__ void __launch_bounds__(kTileChannels* kFoldGroups)
 }
 
 // ---------------------------------------------------------------------------------------------
+// Rows schedule (fast mode, S up to scan_rows_max_state: 64, 32 in the variable backward).
+//
+// A block takes a chunk of R = Q K contiguous rows (all S channels) in the order of its ticket:
+// in time order for the forwards, reverse time order for the backwards (chunk 0 holds the last
+// rows). Its threads copy the chunk's operand rows, one contiguous range per array, into shared
+// memory (cp.async, coalesced whatever S); thread tid then takes channel j = tid % S and the K
+// consecutive rows m K .. m K + K - 1 of the chunk, m = tid / S (Q = floor(threads / S) segments
+// a channel; K = 33 in float32, 17 in float64, so a warp's reads of a step hit distinct banks).
+// Each thread composes its K maps in scan order; a Kogge-Stone scan over the Q segments of each
+// channel (shared memory) gives every segment the map of the chunk's segments up to its own, and
+// the last one is the chunk's map, published at once.
+//
+// The carry-in of chunk i comes from the chunks before it through fixed groups of kScanRowsGroup
+// = 32 maps: the map of a complete group at level l + 1 is the composition, in scan order, of its
+// 32 members at level l (level 0: the chunk maps), published by the block of the group's last
+// chunk once it has read the other 31. Writing i in base 32 with digits d_l, the chunks before i
+// are, from the highest level down, the first d_l groups (at level l) of i's enclosing group at
+// level l + 1; the channel's thread applies those maps one by one, in that (time) order, to h0
+// (the backward: +0). Every map and carry is thus a fixed function of the input, whatever the
+// timing, so results repeat bit for bit, and no carry waits on a chain of other carries: a block
+// waits only for maps that blocks with earlier tickets publish after their own loads (a group map
+// after its members). The maps a block needs (at most 31 a level) are polled into shared memory
+// in rounds, each value's bits saying whether it is published (LookBits).
+//
+// Each thread then applies its segment's exclusive prefix to the carry and runs its K steps
+// literally, writing the outputs over its operands in shared memory, and the block stores the
+// chunk's output rows with coalesced writes. The backward forms dX (and the variable variant's
+// dA, dB) in the same pass; the constant variant's per-chunk sums of dA, dB (reverse time inside
+// the chunk) go to the workspace for fold_chunks. Marks as in the chunked schedule: a byte per
+// channel, recomputed by the kernel queued behind (refwd_marked, rebwd_marked, fold_chunks).
+
+constexpr int kRowsGroupLog2 = 5;
+static_assert((uint64_t{1} << kRowsGroupLog2) == kScanRowsGroup, "groups of 2^5 maps");
+constexpr uint64_t kRowsGroupLast = kScanRowsGroup - 1;
+constexpr int kRowsMaxLevels = 7;  // 32^7 = 2^35 chunks are more than a grid holds
+constexpr int kRowsMaxState = static_cast<int>(kScanRowsMaxState);
+
+struct RowsPlan {
+  uint64_t chunks = 0;
+  int segments = 0, levels = 0;
+  uint64_t level_at[kRowsMaxLevels] = {};
+  size_t part_da = 0, part_db = 0;  // the constant backward's per-chunk sums
+  // From `cleared` to the end, set to all-ones bytes before each launch: the maps, the ticket
+  // and one byte per channel.
+  size_t cleared = 0, agg_a = 0, agg_b = 0, ticket = 0, redo = 0;
+  size_t bytes = 0;
+};
+
+RowsPlan rows_plan(uint64_t steps, uint64_t state, size_t element_bytes, Variant v) {
+  RowsPlan p;
+  const bool backward = v == Variant::bwd || v == Variant::var_bwd;
+  const bool variable = v == Variant::var_fwd || v == Variant::var_bwd;
+  p.segments = static_cast<int>(scan_rows_threads(backward, variable) / state);
+  const uint64_t rows = static_cast<uint64_t>(p.segments) * scan_rows_steps(element_bytes);
+  p.chunks = (steps + rows - 1) / rows;
+  p.levels = 1;
+  while (p.levels < kRowsMaxLevels && (uint64_t{1} << (kRowsGroupLog2 * p.levels)) < p.chunks) {
+    ++p.levels;
+  }
+  uint64_t nodes = 0;  // level 0: every chunk; level l: the complete groups
+  for (int l = 0; l < p.levels; ++l) {
+    p.level_at[l] = nodes;
+    nodes += p.chunks >> (kRowsGroupLog2 * l);
+  }
+  auto align = [](size_t b) { return (b + 255) / 256 * 256; };
+  size_t at = 0;
+  if (v == Variant::bwd) {
+    const size_t partial = static_cast<size_t>(p.chunks * state) * element_bytes;
+    p.part_da = at;
+    at = align(at + partial);
+    p.part_db = at;
+    at = align(at + partial);
+  }
+  const size_t values = static_cast<size_t>(nodes * state) * element_bytes;
+  p.cleared = at;
+  p.agg_a = at;
+  at = align(at + values);
+  p.agg_b = at;
+  at = align(at + values);
+  p.ticket = at;
+  p.redo = at + sizeof(uint32_t);
+  p.bytes = align(p.redo + static_cast<size_t>(state));
+  return p;
+}
+
+template <class T>
+struct RowsWork {
+  using U = typename LookBits<T>::U;
+  U* agg_a;  // maps (a, b) of S channels: level l's node n at (level_at[l] + n) * S
+  U* agg_b;
+  T* part_da;  // the constant backward's per-chunk sums, chunk * S + j
+  T* part_db;
+  uint32_t* ticket;  // all-ones before the launch
+  uint8_t* redo;
+  uint64_t level_at[kRowsMaxLevels];
+  int levels;
+  int segments;  // Q
+};
+
+template <class T, Variant V>
+struct RowsShape {
+  static constexpr bool kBwd = V == Variant::bwd || V == Variant::var_bwd;
+  static constexpr bool kVar = V == Variant::var_fwd || V == Variant::var_bwd;
+  static constexpr int K = static_cast<int>(scan_rows_steps(sizeof(T)));
+  static constexpr int kThreads = static_cast<int>(scan_rows_threads(kBwd, kVar));
+  // Staged arrays: the forwards X (, A, B); the backwards dY, X, hprev (, A_{t+1}, B).
+  static constexpr int kArrays = kBwd ? (kVar ? 5 : 3) : (kVar ? 3 : 1);
+  static constexpr int kRowElems = kThreads * K;  // R S = Q K S <= threads K
+  using U = typename LookBits<T>::U;
+  static constexpr int kItemElems = static_cast<int>(8192 / (2 * sizeof(U)));  // maps a round
+  static constexpr size_t kBytes =
+      (static_cast<size_t>(kArrays) * kRowElems + 2 * kThreads) * sizeof(T) +
+      2 * static_cast<size_t>(kItemElems) * sizeof(U);
+  static_assert(kThreads >= kRowsMaxState, "a chunk holds at least one segment a channel");
+};
+
+template <class T, Variant V>
+__global__ void __launch_bounds__(RowsShape<T, V>::kThreads)
+    scan_rows(ScanOperands<T> in, T* __restrict__ fwd_h, const T* __restrict__ saved_h,
+              const T* __restrict__ dy, ScanGradients<T> grad, RowsWork<T> w) {
+  using Sh = RowsShape<T, V>;
+  using B = LookBits<T>;
+  using U = typename B::U;
+  constexpr bool kBwd = Sh::kBwd, kVar = Sh::kVar;
+  constexpr int K = Sh::K, NT = Sh::kThreads, E = Sh::kRowElems;
+  // Array slots: the forwards X, A, B; the backwards dY, X, hprev, A_{t+1}, B.
+  constexpr int kX = kBwd ? 1 : 0, kA = 1, kB = kBwd ? 4 : 2, kDy = 0, kHp = 2, kAn = 3;
+  extern __shared__ __align__(16) unsigned char rows_shared[];
+  T* s_op = reinterpret_cast<T*>(rows_shared);
+  T* s_ca = s_op + Sh::kArrays * E;  // segment maps [q][j]
+  T* s_cb = s_ca + NT;
+  U* s_ia = reinterpret_cast<U*>(s_cb + NT);  // polled group maps of a round [f][j]
+  U* s_ib = s_ia + Sh::kItemElems;
+  __shared__ T s_carry[kRowsMaxState];
+  __shared__ int s_redo[kRowsMaxState];
+
+  const int tid = threadIdx.x;
+  const int S = static_cast<int>(in.state);
+  const int64_t steps = static_cast<int64_t>(in.steps);
+  const int Q = w.segments;
+  const int64_t R = static_cast<int64_t>(Q) * K;
+  if (tid < S) s_redo[tid] = 0;
+  const uint64_t chunk = take_ticket(w.ticket);  // its barrier orders the clearing above
+  // The chunk's window: rows [w0, w0 + R) in memory order, of which [r_lo, r_hi) are in the
+  // sequence.
+  const int64_t w0 =
+      kBwd ? steps - static_cast<int64_t>(chunk + 1) * R : static_cast<int64_t>(chunk) * R;
+  const int r_lo = w0 < 0 ? static_cast<int>(-w0) : 0;
+  const int r_hi = static_cast<int>(steps - w0 < R ? steps - w0 : R);
+
+  // Slot row r holds row w0 + r + shift of src, where that row and row w0 + r are in the sequence.
+  auto stage = [&](int slot, const T* src, int shift) {
+    const int64_t lo = r_lo > -w0 - shift ? r_lo : -w0 - shift;
+    const int64_t hi = r_hi < steps - w0 - shift ? r_hi : steps - w0 - shift;
+    const int64_t at = (w0 + shift) * S;
+    for (int64_t e = lo * S + tid; e < hi * S; e += NT)
+      copy_async(&s_op[slot * E + e], src + at + e);
+  };
+  stage(kX, in.x, 0);
+  if constexpr (kBwd) {
+    stage(kDy, dy, 0);
+    stage(kHp, saved_h, -1);
+    if constexpr (kVar) {
+      stage(kAn, in.a, 1);
+      stage(kB, in.b, 0);
+    }
+  } else if constexpr (kVar) {
+    stage(kA, in.a, 0);
+    stage(kB, in.b, 0);
+  }
+  __pipeline_commit();
+
+  const bool active = tid < Q * S;
+  const int m = tid / S, j = tid - m * S;
+  const int q = kBwd ? Q - 1 - m : m;  // the segment's place in scan order
+  T ac = T(1), bc = T(0);
+  if (!kVar && active) {
+    ac = load(in.a + j);
+    bc = load(in.b + j);
+  }
+  __pipeline_wait_prior(0);
+  __syncthreads();  // every thread's copies have landed
+
+  auto row_of = [&](int k) { return kBwd ? m * K + (K - 1 - k) : m * K + k; };
+  auto inside = [&](int r) { return r >= r_lo && r < r_hi; };
+  auto coef = [&](int r) -> T {  // a of the step at slot row r
+    if constexpr (kBwd) {
+      if (w0 + r == steps - 1) return T(0);
+      if constexpr (kVar) return s_op[kAn * E + r * S + j];
+      return ac;
+    } else {
+      if constexpr (kVar) return s_op[kA * E + r * S + j];
+      return ac;
+    }
+  };
+  auto bias = [&](int r) -> T {
+    if constexpr (kBwd) return s_op[kDy * E + r * S + j];
+    const T b = kVar ? s_op[kB * E + r * S + j] : bc;
+    return mul_rn(b, s_op[kX * E + r * S + j]);
+  };
+
+  // The thread's maps composed in scan order (identity for a thread without rows).
+  T ca = T(1), cb = T(0);
+  bool redo = false;
+  if (active) {
+    bool any = false;
+#pragma unroll 4
+    for (int k = 0; k < K; ++k) {
+      const int r = row_of(k);
+      if (!inside(r)) continue;
+      const T a = coef(r), b = bias(r);
+      redo = redo || outside(a, b);
+      if (any) {
+        cb = step(a, cb, b);
+        ca = mul_rn(a, ca);
+      } else {
+        ca = a;
+        cb = b;
+        any = true;
+      }
+    }
+    s_ca[q * S + j] = ca;
+    s_cb[q * S + j] = cb;
+  }
+  __syncthreads();
+  // Inclusive Kogge-Stone scan over the segments of each channel: (ca, cb) o (pa, pb).
+  for (int d = 1; d < Q; d <<= 1) {
+    const bool take = active && q >= d;
+    T pa = T(1), pb = T(0);
+    if (take) {
+      pa = s_ca[(q - d) * S + j];
+      pb = s_cb[(q - d) * S + j];
+    }
+    __syncthreads();
+    if (take) {
+      cb = step(ca, pb, cb);
+      ca = mul_rn(ca, pa);
+      s_ca[q * S + j] = ca;
+      s_cb[q * S + j] = cb;
+    }
+    __syncthreads();
+  }
+
+  // The chunk's place in the groups: digit l of its index in base 32, the maps it applies (the
+  // digits' sum) and the levels whose group it completes (trailing digits of 31).
+  const int L = w.levels;
+  int digit[kRowsMaxLevels];
+  int items = 0, completes = 0;
+  bool trailing = true;
+#pragma unroll
+  for (int l = 0; l < kRowsMaxLevels; ++l) {
+    digit[l] = l < L ? static_cast<int>((chunk >> (kRowsGroupLog2 * l)) & kRowsGroupLast) : 0;
+    items += digit[l];
+    trailing = trailing && l < L - 1 && digit[l] == static_cast<int>(kRowsGroupLast);
+    completes += trailing ? 1 : 0;
+  }
+  // count maps of S channels, map f at locate(f) (its level and node), polled into shared memory
+  // in rounds of per_round maps; the channel's thread then takes each in order: apply(a, b).
+  const int per_round = Sh::kItemElems / S;
+  auto for_maps = [&](int count, auto locate, auto apply) {
+    for (int first = 0; first < count; first += per_round) {
+      const int n = count - first < per_round ? count - first : per_round;
+      while (true) {
+        bool ready = true;
+        for (int e = tid; e < n * S; e += NT) {
+          const int f = e / S;
+          const uint64_t slot = locate(first + f) * S + static_cast<uint64_t>(e - f * S);
+          const U a = peek<T>(w.agg_a + slot), b = peek<T>(w.agg_b + slot);
+          ready = ready && a != B::kNone && b != B::kNone;
+          s_ia[e] = a;
+          s_ib[e] = b;
+        }
+        if (__syncthreads_and(ready)) break;
+        __nanosleep(64);
+      }
+      if (tid < S) {
+        for (int f = 0; f < n; ++f)
+          apply(from_bits<T>(s_ia[f * S + tid]), from_bits<T>(s_ib[f * S + tid]));
+      }
+      __syncthreads();  // the round's maps are read before the next round overwrites them
+    }
+  };
+  // The chunk's own map, published at once; then the maps of the groups it completes, lowest level
+  // first: its own map at level l after the fold of the group's 31 members before it (in scan
+  // order). A group's map thus waits only for its own members, never for a carry.
+  T oa = T(1), ob = T(0);
+  if (tid < S) {
+    oa = s_ca[(Q - 1) * S + tid];
+    ob = s_cb[(Q - 1) * S + tid];
+    const size_t slot = static_cast<size_t>(w.level_at[0] + chunk) * S + tid;
+    publish(w.agg_a + slot, oa);
+    publish(w.agg_b + slot, ob);
+  }
+  for (int l = 0; l < completes; ++l) {
+    const uint64_t group = (chunk >> (kRowsGroupLog2 * (l + 1))) << kRowsGroupLog2;
+    T fa = T(1), fb = T(0);
+    bool any = false;
+    for_maps(
+        static_cast<int>(kRowsGroupLast), [&](int f) { return w.level_at[l] + group + f; },
+        [&](T a, T b) {
+          if (any) {
+            fb = step(a, fb, b);
+            fa = mul_rn(a, fa);
+          } else {
+            fa = a;
+            fb = b;
+            any = true;
+          }
+        });
+    if (tid < S) {
+      ob = step(oa, fb, ob);
+      oa = mul_rn(oa, fa);
+      const size_t slot =
+          static_cast<size_t>(w.level_at[l + 1] + (chunk >> (kRowsGroupLog2 * (l + 1)))) * S + tid;
+      publish(w.agg_a + slot, oa);
+      publish(w.agg_b + slot, ob);
+    }
+  }
+  // The carry-in: the maps before the chunk, highest level first, applied one by one to h0 (the
+  // backward: +0).
+  T carry = T(0);
+  if (tid < S) {
+    if constexpr (!kBwd) {
+      carry = load(in.h0 + tid);
+      if (!isfinite(carry)) s_redo[tid] = 1;
+    }
+  }
+  for_maps(
+      items,
+      [&](int f) {
+        int l = L - 1;
+        while (f >= digit[l]) f -= digit[l--];
+        return w.level_at[l] + ((chunk >> (kRowsGroupLog2 * (l + 1))) << kRowsGroupLog2) +
+               static_cast<uint64_t>(f);
+      },
+      [&](T a, T b) { carry = step(a, carry, b); });
+  if (tid < S) s_carry[tid] = carry;
+  __syncthreads();
+
+  // The K steps from the segment's carry-in, outputs over the operands.
+  T sum_a = T(0), sum_b = T(0);
+  if (active) {
+    T h = s_carry[j];
+    if (q > 0) h = step(s_ca[(q - 1) * S + j], h, s_cb[(q - 1) * S + j]);
+#pragma unroll 4
+    for (int k = 0; k < K; ++k) {
+      const int r = row_of(k);
+      if (!inside(r)) continue;
+      const int e = r * S + j;
+      if constexpr (!kBwd) {
+        h = step(coef(r), h, bias(r));
+        s_op[kX * E + e] = h;
+        redo = redo || !isfinite(h);
+      } else {
+        const int64_t t = w0 + r;
+        h = step(coef(r), h, s_op[kDy * E + e]);  // g_t
+        const T hp = t == 0 ? load(in.h0 + j) : s_op[kHp * E + e];
+        const T da = mul_rn(h, hp);
+        const T db = mul_rn(h, s_op[kX * E + e]);
+        const T dx = mul_rn(h, kVar ? s_op[kB * E + e] : bc);
+        s_op[kDy * E + e] = dx;
+        if constexpr (kVar) {
+          s_op[kHp * E + e] = da;
+          s_op[kX * E + e] = db;
+        } else {
+          sum_a = add_rn(sum_a, da);
+          sum_b = add_rn(sum_b, db);
+        }
+        redo = redo || !isfinite(h) || !isfinite(da) || !isfinite(db) || !isfinite(dx);
+        if (t == 0) {
+          const T a0 = load(in.a + j);
+          const T dh0 = mul_rn(h, a0);
+          grad.dh0[j] = dh0;
+          redo = redo || !(fabs(a0) <= T(1)) || !isfinite(dh0);
+        }
+      }
+    }
+    if (redo) s_redo[j] = 1;
+  }
+  if constexpr (V == Variant::bwd) {
+    // The chunk's partial sums of dA, dB: segments in scan (reverse time) order.
+    __syncthreads();  // every prefix is read
+    if (active) {
+      s_ca[q * S + j] = sum_a;
+      s_cb[q * S + j] = sum_b;
+    }
+    __syncthreads();
+    if (tid < S) {
+      T pa = T(0), pb = T(0);
+      for (int p = 0; p < Q; ++p) {
+        pa = add_rn(pa, s_ca[p * S + tid]);
+        pb = add_rn(pb, s_cb[p * S + tid]);
+      }
+      w.part_da[chunk * S + tid] = pa;
+      w.part_db[chunk * S + tid] = pb;
+    }
+  }
+  __syncthreads();  // every output row is in shared memory, every mark set
+  auto store = [&](int slot, T* dst) {
+    for (int64_t e = static_cast<int64_t>(r_lo) * S + tid; e < static_cast<int64_t>(r_hi) * S;
+         e += NT) {
+      dst[w0 * S + e] = s_op[slot * E + e];
+    }
+  };
+  if constexpr (!kBwd) {
+    store(kX, fwd_h);
+  } else {
+    store(kDy, grad.dx);
+    if constexpr (kVar) {
+      store(kHp, grad.da);
+      store(kX, grad.db);
+    }
+  }
+  if (tid < S && s_redo[tid] != 0) w.redo[tid] = kRedoMarked;
+}
+
+template <class T>
+RowsWork<T> rows_work(const RowsPlan& p, void* workspace) {
+  char* base = static_cast<char*>(workspace);
+  using U = typename RowsWork<T>::U;
+  RowsWork<T> w;
+  w.agg_a = reinterpret_cast<U*>(base + p.agg_a);
+  w.agg_b = reinterpret_cast<U*>(base + p.agg_b);
+  const bool sums = p.cleared != 0;  // the constant backward's sums come first
+  w.part_da = sums ? reinterpret_cast<T*>(base + p.part_da) : nullptr;
+  w.part_db = sums ? reinterpret_cast<T*>(base + p.part_db) : nullptr;
+  w.ticket = reinterpret_cast<uint32_t*>(base + p.ticket);
+  w.redo = reinterpret_cast<uint8_t*>(base + p.redo);
+  for (int l = 0; l < kRowsMaxLevels; ++l) w.level_at[l] = p.level_at[l];
+  w.levels = p.levels;
+  w.segments = p.segments;
+  return w;
+}
+
+// ---------------------------------------------------------------------------------------------
 // Resident schedule.
 //
 // A block holds C adjacent channels (a power of two up to 32) for the whole sequence: thread
@@ -1230,22 +1670,65 @@ void launch_chunked_forward(const ScanOperands<T>& in, T* out, const FastWork<T>
   refwd_marked<T, Var><<<exact_blocks, kExactThreads, 0, stream>>>(in, out, w.redo);
 }
 
+// A rows launch of variant V (the forwards write fwd_h; the backwards read saved_h, dy and write
+// grad), then the kernel that recomputes the channels it marked (the constant backward's
+// fold_chunks also folds the per-chunk sums), queued behind it.
+template <class T, Variant V>
+void launch_rows(const ScanOperands<T>& in, T* fwd_h, const T* saved_h, const T* dy,
+                 const ScanGradients<T>& grad, void* workspace, CUstream_st* stream,
+                 const char* op) {
+  using Sh = RowsShape<T, V>;
+  const RowsPlan p = rows_plan(in.steps, in.state, sizeof(T), V);
+  if (p.chunks > 0x7fffffffu) {
+    fail(ErrorKind::invalid_argument, op, "seqLen exceeds the CUDA grid");
+  }
+  check_cuda(
+      cudaMemsetAsync(static_cast<char*>(workspace) + p.cleared, 0xff, p.bytes - p.cleared, stream),
+      op, "cudaMemsetAsync(scan group maps)");
+  const RowsWork<T> w = rows_work<T>(p, workspace);
+  allow_dynamic_shared<scan_rows<T, V>>(Sh::kBytes, op);  // once per device
+  scan_rows<T, V><<<static_cast<unsigned>(p.chunks), Sh::kThreads, Sh::kBytes, stream>>>(
+      in, fwd_h, saved_h, dy, grad, w);
+  check_launch(op);
+  const dim3 exact_blocks = exact_grid(in.state, op);
+  if constexpr (V == Variant::fwd || V == Variant::var_fwd) {
+    refwd_marked<T, V == Variant::var_fwd>
+        <<<exact_blocks, kExactThreads, 0, stream>>>(in, fwd_h, w.redo);
+  } else if constexpr (V == Variant::var_bwd) {
+    rebwd_marked<T><<<exact_blocks, kExactThreads, 0, stream>>>(in, saved_h, dy, grad, w.redo);
+  } else {
+    fold_chunks<T><<<exact_blocks, kTileChannels * kFoldGroups, 0, stream>>>(
+        in, saved_h, dy, grad, w.part_da, w.part_db, p.chunks, w.redo);
+  }
+  check_launch(op);
+}
+
+size_t workspace_bytes(uint64_t steps, uint64_t state, size_t element_bytes, Variant v, bool exact,
+                       const char* op) {
+  switch (schedule_of(steps, state, element_bytes, v, exact, op)) {
+    case Schedule::rows:
+      return rows_plan(steps, state, element_bytes, v).bytes;
+    case Schedule::chunked:
+      return fast_plan(steps, state, element_bytes, v).bytes;
+    default:
+      return 0;
+  }
+}
+
 }  // namespace
 
 size_t selective_scan_fwd_workspace_bytes(uint64_t steps, uint64_t state, size_t element_bytes,
                                           bool variable, bool exact) {
   const char* op = variable ? "selective_scan_diag_var_fwd" : "selective_scan_diag_fwd";
   const Variant v = variable ? Variant::var_fwd : Variant::fwd;
-  if (schedule_of(steps, state, element_bytes, v, exact, op) != Schedule::chunked) return 0;
-  return fast_plan(steps, state, element_bytes, v).bytes;
+  return workspace_bytes(steps, state, element_bytes, v, exact, op);
 }
 
 size_t selective_scan_bwd_workspace_bytes(uint64_t steps, uint64_t state, size_t element_bytes,
                                           bool variable, bool exact) {
   const char* op = variable ? "selective_scan_diag_var_bwd" : "selective_scan_diag_bwd";
   const Variant v = variable ? Variant::var_bwd : Variant::bwd;
-  if (schedule_of(steps, state, element_bytes, v, exact, op) != Schedule::chunked) return 0;
-  return fast_plan(steps, state, element_bytes, v).bytes;
+  return workspace_bytes(steps, state, element_bytes, v, exact, op);
 }
 
 template <class T>
@@ -1264,6 +1747,14 @@ void selective_scan_fwd_cuda(const ScanOperands<T>& in, T* out, bool exact, void
       scan_fwd_exact<T, false><<<exact_blocks, kExactThreads, 0, stream>>>(in, out);
     }
     check_launch(op);
+    return;
+  }
+  if (schedule == Schedule::rows) {
+    if (in.variable) {
+      launch_rows<T, Variant::var_fwd>(in, out, nullptr, nullptr, {}, workspace, stream, op);
+    } else {
+      launch_rows<T, Variant::fwd>(in, out, nullptr, nullptr, {}, workspace, stream, op);
+    }
     return;
   }
   if (schedule == Schedule::resident) {  // the constant variant only
@@ -1301,6 +1792,14 @@ void selective_scan_bwd_cuda(const ScanOperands<T>& in, const T* out, const T* d
       scan_bwd_exact<T, false><<<exact_blocks, kExactThreads, 0, stream>>>(in, out, dy, grad);
     }
     check_launch(op);
+    return;
+  }
+  if (schedule == Schedule::rows) {
+    if (in.variable) {
+      launch_rows<T, Variant::var_bwd>(in, nullptr, out, dy, grad, workspace, stream, op);
+    } else {
+      launch_rows<T, Variant::bwd>(in, nullptr, out, dy, grad, workspace, stream, op);
+    }
     return;
   }
   const FastPlan p = fast_plan(in.steps, in.state, sizeof(T), v);

@@ -12,8 +12,9 @@
 //    reference backend), used when the runtime's deterministic setting is on;
 //  - fast: a scan of the affine maps h -> a*h + b over time, within the bound derived in
 //    docs/NUMERICS.md: for the constant forward, resident (a block holds whole sequences of a
-//    few channels on chip, no workspace) where the sequence fits in a block; otherwise
-//    single-pass chunked (decoupled look-back between chunks).
+//    few channels on chip, no workspace) where the sequence fits in a block; for up to
+//    scan_rows_max_state channels, rows (blocks of contiguous rows, carries from fixed groups of
+//    chunk maps); otherwise single-pass chunked (decoupled look-back between chunks).
 // Extents arrive validated (T, S > 0: empty cases are handled by the dispatch).
 #pragma once
 
@@ -55,6 +56,32 @@ constexpr uint64_t scan_resident_steps(size_t element_bytes) {
 }
 constexpr uint64_t scan_resident_max_steps(size_t element_bytes) {
   return kScanResidentThreads * scan_resident_steps(element_bytes) / (16 / element_bytes);
+}
+
+// Rows-schedule geometry (the fast schedule of every variant at few channels, S up to
+// scan_rows_max_state, where a tile of 32 channels would idle lanes and hold thousands of
+// chunks): a
+// block of scan_rows_threads threads stages a chunk of R contiguous rows of all S channels, Q =
+// floor(threads / S) segments of K = scan_rows_steps consecutive steps a channel (R = Q K), and
+// takes its carry-in from the maps of the earlier chunks, composed in fixed groups of
+// kScanRowsGroup (no serial chain over the chunks). K is 1 modulo the shared-memory banks a row
+// segment spans (32 four-byte words, 16 eight-byte), so a warp's reads of its steps hit distinct
+// banks for any S. A chunk holds at least K rows (Q >= 1: threads >= kScanRowsMaxState).
+constexpr uint64_t kScanRowsMaxState = 64;
+// The variable backward (64 threads a block) keeps at least 2 segments a channel: at T 2^18 x S
+// 64 its rows blocks of one segment took 526 us on the H200 against the chunked schedule's 466.
+constexpr uint64_t scan_rows_max_state(bool backward, bool variable) {
+  return backward && variable ? kScanRowsMaxState / 2 : kScanRowsMaxState;
+}
+constexpr uint64_t kScanRowsGroup = 32;
+constexpr uint64_t scan_rows_steps(size_t element_bytes) {
+  return element_bytes == 4 ? 33 : 17;
+}
+// Threads of a rows block: fewer where more operand arrays are staged (1, 3, 3 and 5 arrays for
+// the constant forward, the variable forward, the constant and the variable backward), so that
+// a block's staged rows stay at 33 to 52 KiB.
+constexpr uint64_t scan_rows_threads(bool backward, bool variable) {
+  return backward ? (variable ? 64 : 128) : (variable ? 128 : 256);
 }
 
 template <class T>

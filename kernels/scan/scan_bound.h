@@ -16,8 +16,14 @@
 // 12 and 16 for the constant forward, the variable forward and the backwards). The resident
 // schedule's: <= K steps of the source segment, <= 5 levels of the warp scan (32 / C segments per
 // warp), <= 31 warp aggregates applied in turn to the carry, the warp-exclusive prefix's
-// application and its own <= K steps: d <= 2K + 37 (K of the resident constant forward). The bound
-// takes the larger depth at each position, so it covers whichever schedule runs. Hence |fast_t -
+// application and its own <= K steps: d <= 2K + 37 (K of the resident constant forward). The rows
+// schedule's: <= K steps of the source segment, <= 8 levels of the block's segment scan (at most
+// 256 segments), at most one entry node per level of the fixed groups (<= 6 levels: 32^7 chunks
+// exceed the grid), one node per chunk passed (a later member of a group, or a group map applied
+// to the carry), the application of the segment-exclusive prefix and its own <= K steps: d <= 2K
+// + 16 + floor(t / R) with R >= K rows a chunk (K of the rows schedule, 33 in float32, 17 in
+// float64). The bound takes the largest depth at each position, so it covers whichever schedule
+// runs. Hence |fast_t -
 // exact_t| <= (gamma_{2(t+1)} + gamma_{2d+t+1}) H_t (the code adds one to each index).
 #pragma once
 
@@ -53,7 +59,10 @@ long double scan_state_factor(uint64_t pos) {
     chunked = d > chunked ? d : chunked;
   }
   const uint64_t resident = 2 * scan_resident_steps(sizeof(T)) + 37;
-  const uint64_t depth = chunked > resident ? chunked : resident;
+  const uint64_t k_rows = scan_rows_steps(sizeof(T));
+  const uint64_t rows = 2 * k_rows + 16 + pos / k_rows;
+  uint64_t depth = chunked > resident ? chunked : resident;
+  depth = rows > depth ? rows : depth;
   return scan_gamma(2.0L * (pos + 1) + 1, u) + scan_gamma(2.0L * depth + pos + 2, u);
 }
 

@@ -1,6 +1,7 @@
 // Parity cases of the diagonal selective scans (SPEC-ops 13), all four ops in float32 and float64:
-//   * "<op>": the subject with the deterministic setting off (on the device: the chunked
-//     look-back scan) against the reference backend, within the per-element bound of
+//   * "<op>": the subject with the deterministic setting off (on the device: the fast
+//     schedules, resident, rows or chunked by shape) against the reference backend, within the
+//     per-element bound of
 //     docs/NUMERICS.md ("Diagonal selective scans"), computed by kernels/scan/scan_bound.h from
 //     the absolute-value recurrence H of each element's channel and the composition depth;
 //   * "<op> [deterministic]": the subject with the setting on (one thread per channel, the literal
