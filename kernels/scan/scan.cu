@@ -138,13 +138,44 @@ constexpr int fast_steps_per_thread(size_t element_bytes, ScanPass pass) {
 // ---------------------------------------------------------------------------------------------
 // Workspace of the fast schedule.
 
-struct FastPlan {
-  uint64_t tiles = 0, chunks = 0, chunk_steps = 0;
-  size_t part_da = 0, part_db = 0;  // the constant backward's per-chunk sums
-  // From `cleared` to the end, set to all-ones bytes before each launch: the look-back values,
-  // the ticket and one byte per channel (kRedoMarked: recompute it on the exact schedule).
+// The workspace of a chunked or rows launch, byte offsets: the constant backward's per-chunk sums
+// (none in the other variants), then, from `cleared` to the end, what is set to all-ones bytes
+// before each launch: the published maps (a, b), the chunked look-back's inclusive values, the
+// ticket and one byte per channel (kRedoMarked: recompute it on the exact schedule).
+struct WorkLayout {
+  size_t part_da = 0, part_db = 0;
   size_t cleared = 0, agg_a = 0, agg_b = 0, inclusive = 0, ticket = 0, redo = 0;
   size_t bytes = 0;
+};
+
+// `partial` bytes for each of the sums (0: none), `values` bytes for each published array.
+WorkLayout work_layout(size_t partial, size_t values, bool inclusive, uint64_t state) {
+  auto align = [](size_t b) { return (b + 255) / 256 * 256; };
+  WorkLayout l;
+  size_t at = 0;
+  if (partial != 0) {
+    l.part_da = at;
+    at = align(at + partial);
+    l.part_db = at;
+    at = align(at + partial);
+  }
+  l.cleared = at;
+  l.agg_a = at;
+  at = align(at + values);
+  l.agg_b = at;
+  at = align(at + values);
+  if (inclusive) {
+    l.inclusive = at;
+    at = align(at + values);
+  }
+  l.ticket = at;
+  l.redo = at + sizeof(uint32_t);
+  l.bytes = align(l.redo + static_cast<size_t>(state));
+  return l;
+}
+
+struct FastPlan : WorkLayout {
+  uint64_t tiles = 0, chunks = 0, chunk_steps = 0;
 };
 
 enum class Variant { fwd, var_fwd, bwd, var_bwd };
@@ -246,27 +277,10 @@ FastPlan fast_plan(uint64_t steps, uint64_t state, size_t element_bytes, Variant
   p.chunk_steps = scan_chunk_steps(element_bytes, pass);
   p.tiles = (state + kTileChannels - 1) / kTileChannels;
   p.chunks = (steps + p.chunk_steps - 1) / p.chunk_steps;
-  auto align = [](size_t b) { return (b + 255) / 256 * 256; };
   const size_t slots = static_cast<size_t>(p.tiles * p.chunks);
-  const size_t values = slots * kTileChannels * element_bytes;
-  size_t at = 0;
-  if (constant_bwd) {
-    const size_t partial = static_cast<size_t>(p.chunks * state) * element_bytes;
-    p.part_da = at;
-    at = align(at + partial);
-    p.part_db = at;
-    at = align(at + partial);
-  }
-  p.cleared = at;
-  p.agg_a = at;
-  at = align(at + values);
-  p.agg_b = at;
-  at = align(at + values);
-  p.inclusive = at;
-  at = align(at + values);
-  p.ticket = at;
-  p.redo = at + sizeof(uint32_t);
-  p.bytes = align(p.redo + static_cast<size_t>(state));
+  const size_t partial = constant_bwd ? static_cast<size_t>(p.chunks * state) * element_bytes : 0;
+  static_cast<WorkLayout&>(p) =
+      work_layout(partial, slots * kTileChannels * element_bytes, true, state);
   return p;
 }
 
@@ -291,8 +305,9 @@ struct LookBits<double> {
 
 constexpr uint8_t kRedoMarked = 0;  // the cleared byte is 0xff
 
+// The device pointers of a WorkLayout.
 template <class T>
-struct FastWork {
+struct WorkPointers {
   using U = typename LookBits<T>::U;
   U* agg_a;
   U* agg_b;
@@ -301,22 +316,31 @@ struct FastWork {
   T* part_db;
   uint32_t* ticket;  // all-ones before the launch: the first block takes ticket 0
   uint8_t* redo;
+};
+
+template <class T>
+void bind_work(WorkPointers<T>& w, const WorkLayout& l, void* workspace) {
+  char* base = static_cast<char*>(workspace);
+  using U = typename WorkPointers<T>::U;
+  w.agg_a = reinterpret_cast<U*>(base + l.agg_a);
+  w.agg_b = reinterpret_cast<U*>(base + l.agg_b);
+  w.inclusive = l.inclusive != 0 ? reinterpret_cast<U*>(base + l.inclusive) : nullptr;
+  const bool sums = l.cleared != 0;  // the constant backward's sums come first
+  w.part_da = sums ? reinterpret_cast<T*>(base + l.part_da) : nullptr;
+  w.part_db = sums ? reinterpret_cast<T*>(base + l.part_db) : nullptr;
+  w.ticket = reinterpret_cast<uint32_t*>(base + l.ticket);
+  w.redo = reinterpret_cast<uint8_t*>(base + l.redo);
+}
+
+template <class T>
+struct FastWork : WorkPointers<T> {
   uint64_t tiles, chunks;
 };
 
 template <class T>
 FastWork<T> fast_work(const FastPlan& p, void* workspace) {
-  char* base = static_cast<char*>(workspace);
-  using U = typename FastWork<T>::U;
   FastWork<T> w;
-  w.agg_a = reinterpret_cast<U*>(base + p.agg_a);
-  w.agg_b = reinterpret_cast<U*>(base + p.agg_b);
-  w.inclusive = reinterpret_cast<U*>(base + p.inclusive);
-  const bool sums = p.cleared != 0;  // the constant backward's sums come first
-  w.part_da = sums ? reinterpret_cast<T*>(base + p.part_da) : nullptr;
-  w.part_db = sums ? reinterpret_cast<T*>(base + p.part_db) : nullptr;
-  w.ticket = reinterpret_cast<uint32_t*>(base + p.ticket);
-  w.redo = reinterpret_cast<uint8_t*>(base + p.redo);
+  bind_work<T>(w, p, workspace);
   w.tiles = p.tiles;
   w.chunks = p.chunks;
   return w;
@@ -1112,15 +1136,24 @@ constexpr uint64_t kRowsGroupLast = kScanRowsGroup - 1;
 constexpr int kRowsMaxLevels = 7;  // 32^7 = 2^35 chunks are more than a grid holds
 constexpr int kRowsMaxState = static_cast<int>(kScanRowsMaxState);
 
-struct RowsPlan {
+// (ca, cb) becomes (a, b) o (ca, cb), the map (a, b) applied after it, or (a, b) itself where
+// `any` is false (the first map).
+template <class T>
+TLRT_DEVICE_INLINE void then_map(T a, T b, T& ca, T& cb, bool& any) {
+  if (any) {
+    cb = step(a, cb, b);
+    ca = mul_rn(a, ca);
+  } else {
+    ca = a;
+    cb = b;
+    any = true;
+  }
+}
+
+struct RowsPlan : WorkLayout {
   uint64_t chunks = 0;
   int segments = 0, levels = 0;
   uint64_t level_at[kRowsMaxLevels] = {};
-  size_t part_da = 0, part_db = 0;  // the constant backward's per-chunk sums
-  // From `cleared` to the end, set to all-ones bytes before each launch: the maps, the ticket
-  // and one byte per channel.
-  size_t cleared = 0, agg_a = 0, agg_b = 0, ticket = 0, redo = 0;
-  size_t bytes = 0;
 };
 
 RowsPlan rows_plan(uint64_t steps, uint64_t state, size_t element_bytes, Variant v) {
@@ -1139,36 +1172,17 @@ RowsPlan rows_plan(uint64_t steps, uint64_t state, size_t element_bytes, Variant
     p.level_at[l] = nodes;
     nodes += p.chunks >> (kRowsGroupLog2 * l);
   }
-  auto align = [](size_t b) { return (b + 255) / 256 * 256; };
-  size_t at = 0;
-  if (v == Variant::bwd) {
-    const size_t partial = static_cast<size_t>(p.chunks * state) * element_bytes;
-    p.part_da = at;
-    at = align(at + partial);
-    p.part_db = at;
-    at = align(at + partial);
-  }
-  const size_t values = static_cast<size_t>(nodes * state) * element_bytes;
-  p.cleared = at;
-  p.agg_a = at;
-  at = align(at + values);
-  p.agg_b = at;
-  at = align(at + values);
-  p.ticket = at;
-  p.redo = at + sizeof(uint32_t);
-  p.bytes = align(p.redo + static_cast<size_t>(state));
+  const size_t partial =
+      v == Variant::bwd ? static_cast<size_t>(p.chunks * state) * element_bytes : 0;
+  static_cast<WorkLayout&>(p) =
+      work_layout(partial, static_cast<size_t>(nodes * state) * element_bytes, false, state);
   return p;
 }
 
+// Maps (a, b) of S channels: level l's node n at (level_at[l] + n) * S; the constant backward's
+// per-chunk sums at chunk * S + j.
 template <class T>
-struct RowsWork {
-  using U = typename LookBits<T>::U;
-  U* agg_a;  // maps (a, b) of S channels: level l's node n at (level_at[l] + n) * S
-  U* agg_b;
-  T* part_da;  // the constant backward's per-chunk sums, chunk * S + j
-  T* part_db;
-  uint32_t* ticket;  // all-ones before the launch
-  uint8_t* redo;
+struct RowsWork : WorkPointers<T> {
   uint64_t level_at[kRowsMaxLevels];
   int levels;
   int segments;  // Q
@@ -1287,14 +1301,7 @@ __global__ void __launch_bounds__(RowsShape<T, V>::kThreads)
       if (!inside(r)) continue;
       const T a = coef(r), b = bias(r);
       redo = redo || outside(a, b);
-      if (any) {
-        cb = step(a, cb, b);
-        ca = mul_rn(a, ca);
-      } else {
-        ca = a;
-        cb = b;
-        any = true;
-      }
+      then_map(a, b, ca, cb, any);
     }
     s_ca[q * S + j] = ca;
     s_cb[q * S + j] = cb;
@@ -1374,16 +1381,7 @@ __global__ void __launch_bounds__(RowsShape<T, V>::kThreads)
     bool any = false;
     for_maps(
         static_cast<int>(kRowsGroupLast), [&](int f) { return w.level_at[l] + group + f; },
-        [&](T a, T b) {
-          if (any) {
-            fb = step(a, fb, b);
-            fa = mul_rn(a, fa);
-          } else {
-            fa = a;
-            fb = b;
-            any = true;
-          }
-        });
+        [&](T a, T b) { then_map(a, b, fa, fb, any); });
     if (tid < S) {
       ob = step(oa, fb, ob);
       oa = mul_rn(oa, fa);
@@ -1493,16 +1491,8 @@ __global__ void __launch_bounds__(RowsShape<T, V>::kThreads)
 
 template <class T>
 RowsWork<T> rows_work(const RowsPlan& p, void* workspace) {
-  char* base = static_cast<char*>(workspace);
-  using U = typename RowsWork<T>::U;
   RowsWork<T> w;
-  w.agg_a = reinterpret_cast<U*>(base + p.agg_a);
-  w.agg_b = reinterpret_cast<U*>(base + p.agg_b);
-  const bool sums = p.cleared != 0;  // the constant backward's sums come first
-  w.part_da = sums ? reinterpret_cast<T*>(base + p.part_da) : nullptr;
-  w.part_db = sums ? reinterpret_cast<T*>(base + p.part_db) : nullptr;
-  w.ticket = reinterpret_cast<uint32_t*>(base + p.ticket);
-  w.redo = reinterpret_cast<uint8_t*>(base + p.redo);
+  bind_work<T>(w, p, workspace);
   for (int l = 0; l < kRowsMaxLevels; ++l) w.level_at[l] = p.level_at[l];
   w.levels = p.levels;
   w.segments = p.segments;
@@ -1648,7 +1638,7 @@ dim3 fast_grid(const FastPlan& p, const char* op) {
   return dim3(static_cast<unsigned>(blocks));
 }
 
-void clear_look_back(const FastPlan& p, void* workspace, CUstream_st* stream, const char* op) {
+void clear_look_back(const WorkLayout& p, void* workspace, CUstream_st* stream, const char* op) {
   check_cuda(
       cudaMemsetAsync(static_cast<char*>(workspace) + p.cleared, 0xff, p.bytes - p.cleared, stream),
       op, "cudaMemsetAsync(scan look-back values)");
@@ -1682,9 +1672,7 @@ void launch_rows(const ScanOperands<T>& in, T* fwd_h, const T* saved_h, const T*
   if (p.chunks > 0x7fffffffu) {
     fail(ErrorKind::invalid_argument, op, "seqLen exceeds the CUDA grid");
   }
-  check_cuda(
-      cudaMemsetAsync(static_cast<char*>(workspace) + p.cleared, 0xff, p.bytes - p.cleared, stream),
-      op, "cudaMemsetAsync(scan group maps)");
+  clear_look_back(p, workspace, stream, op);
   const RowsWork<T> w = rows_work<T>(p, workspace);
   allow_dynamic_shared<scan_rows<T, V>>(Sh::kBytes, op);  // once per device
   scan_rows<T, V><<<static_cast<unsigned>(p.chunks), Sh::kThreads, Sh::kBytes, stream>>>(
