@@ -594,7 +594,7 @@ TEST_F(Scan, RowsScheduleEdgesStayWithinTheBoundAndRepeatFloat64) {
 
 // Few channels with long sequences (setting off): the rows schedule's thousands of chunks, each
 // chunk's carry-in composed from the published maps of fixed groups of earlier chunks, and at
-// 100 channels the chunked schedule's tiles of 512 to 2048 chunks, each chunk's carry-in resolved
+// 100 channels the chunked schedule's tiles of 256 to 1024 chunks, each chunk's carry-in resolved
 // by the look-back over its nearest predecessors, wherever in that window the first inclusive
 // value appears. Every result within the bound, and the same bits over ten runs on the device
 // (what a block finds published varies run to run, the maps it applies do not).

@@ -60,10 +60,9 @@ constexpr uint64_t scan_resident_max_steps(size_t element_bytes) {
 
 // Rows-schedule geometry (the fast schedule of every variant at few channels, S up to
 // scan_rows_max_state, where a tile of 32 channels would idle lanes and hold thousands of
-// chunks): a
-// block of scan_rows_threads threads stages a chunk of R contiguous rows of all S channels, Q =
-// floor(threads / S) segments of K = scan_rows_steps consecutive steps a channel (R = Q K), and
-// takes its carry-in from the maps of the earlier chunks, composed in fixed groups of
+// chunks): a block of scan_rows_threads threads stages a chunk of R contiguous rows of all S
+// channels, Q = floor(threads / S) segments of K = scan_rows_steps consecutive steps a channel (R
+// = Q K), and takes its carry-in from the maps of the earlier chunks, composed in fixed groups of
 // kScanRowsGroup (no serial chain over the chunks). K is 1 modulo the shared-memory banks a row
 // segment spans (32 four-byte words, 16 eight-byte), so a warp's reads of its steps hit distinct
 // banks for any S. A chunk holds at least K rows (Q >= 1: threads >= kScanRowsMaxState).
