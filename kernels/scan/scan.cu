@@ -70,6 +70,7 @@
 #include <string>
 #include <type_traits>
 
+#include "kernels/common/async_copy.cuh"
 #include "kernels/common/float_ops.cuh"
 #include "kernels/common/launch.cuh"
 #include "kernels/scan/scan.h"
@@ -179,6 +180,12 @@ struct FastPlan : WorkLayout {
 };
 
 enum class Variant { fwd, var_fwd, bwd, var_bwd };
+constexpr bool is_backward(Variant v) {
+  return v == Variant::bwd || v == Variant::var_bwd;
+}
+constexpr bool is_variable(Variant v) {
+  return v == Variant::var_fwd || v == Variant::var_bwd;
+}
 
 // Blocks of the exact schedule resident on one SM: its 48 KiB rings in the 228 KiB of shared
 // memory of an SM (Hopper; 164 KiB on Ampere still holds 3, which the rule below tolerates).
@@ -253,10 +260,9 @@ Schedule schedule_of(uint64_t steps, uint64_t state, size_t element_bytes, Varia
   // Up to scan_rows_max_state channels, the rows schedule (a chunked tile of 32 channels would
   // idle lanes and hold T / L chunks in one look-back chain), unless the constant forward is
   // resident.
-  const bool backward = v == Variant::bwd || v == Variant::var_bwd;
-  const bool variable = v == Variant::var_fwd || v == Variant::var_bwd;
-  const Schedule scan =
-      state <= scan_rows_max_state(backward, variable) ? Schedule::rows : Schedule::chunked;
+  const Schedule scan = state <= scan_rows_max_state(is_backward(v), is_variable(v))
+                            ? Schedule::rows
+                            : Schedule::chunked;
   if (v != Variant::fwd || steps > scan_resident_max_steps(element_bytes)) return scan;
   // Past T = 4096 a resident block holds fewer channels than a 32-byte sector, so its rows are
   // read and written in part-sectors; once its grid is more than one block per SM, the chunked
@@ -1104,8 +1110,9 @@ __global__ void __launch_bounds__(kTileChannels* kFoldGroups)
 // A block takes a chunk of R = Q K contiguous rows (all S channels) in the order of its ticket:
 // in time order for the forwards, reverse time order for the backwards (chunk 0 holds the last
 // rows). Its threads copy the chunk's operand rows, one contiguous range per array, into shared
-// memory (cp.async, coalesced whatever S); thread tid then takes channel j = tid % S and the K
-// consecutive rows m K .. m K + K - 1 of the chunk, m = tid / S (Q = floor(threads / S) segments
+// memory (cp.async, coalesced whatever S, 16 bytes a copy: a slot's rows start at the place the
+// range's first element has in its 16-byte word); thread tid then takes channel j = tid % S and the
+// K consecutive rows m K .. m K + K - 1 of the chunk, m = tid / S (Q = floor(threads / S) segments
 // a channel; K = 33 in float32, 17 in float64, so a warp's reads of a step hit distinct banks).
 // Each thread composes its K maps in scan order; a Kogge-Stone scan over the Q segments of each
 // channel (shared memory) gives every segment the map of the chunk's segments up to its own, and
@@ -1121,11 +1128,13 @@ __global__ void __launch_bounds__(kTileChannels* kFoldGroups)
 // timing, so results repeat bit for bit, and no carry waits on a chain of other carries: a block
 // waits only for maps that blocks with earlier tickets publish after their own loads (a group map
 // after its members). The maps a block needs (at most 31 a level) are polled into shared memory
-// in rounds, each value's bits saying whether it is published (LookBits).
+// in rounds, each value's bits saying whether it is published (LookBits); a round holds what the
+// shared memory left beside the resident blocks' slots holds (rows_poll_elems).
 //
 // Each thread then applies its segment's exclusive prefix to the carry and runs its K steps
 // literally, writing the outputs over its operands in shared memory, and the block stores the
-// chunk's output rows with coalesced writes. The backward forms dX (and the variable variant's
+// chunk's output rows with coalesced writes (16 bytes a store where the output's rows and the
+// slot's share their place in a 16-byte word). The backward forms dX (and the variable variant's
 // dA, dB) in the same pass; the constant variant's per-chunk sums of dA, dB (reverse time inside
 // the chunk) go to the workspace for fold_chunks. Marks as in the chunked schedule: a byte per
 // channel, recomputed by the kernel queued behind (refwd_marked, rebwd_marked, fold_chunks).
@@ -1158,9 +1167,7 @@ struct RowsPlan : WorkLayout {
 
 RowsPlan rows_plan(uint64_t steps, uint64_t state, size_t element_bytes, Variant v) {
   RowsPlan p;
-  const bool backward = v == Variant::bwd || v == Variant::var_bwd;
-  const bool variable = v == Variant::var_fwd || v == Variant::var_bwd;
-  p.segments = static_cast<int>(scan_rows_threads(backward, variable) / state);
+  p.segments = static_cast<int>(scan_rows_threads(is_backward(v), is_variable(v)) / state);
   const uint64_t rows = static_cast<uint64_t>(p.segments) * scan_rows_steps(element_bytes);
   p.chunks = (steps + rows - 1) / rows;
   p.levels = 1;
@@ -1185,25 +1192,84 @@ template <class T>
 struct RowsWork : WorkPointers<T> {
   uint64_t level_at[kRowsMaxLevels];
   int levels;
-  int segments;  // Q
+  int segments;    // Q
+  int poll_elems;  // the shared memory of a poll round, elements of each of a and b
 };
 
 template <class T, Variant V>
 struct RowsShape {
-  static constexpr bool kBwd = V == Variant::bwd || V == Variant::var_bwd;
-  static constexpr bool kVar = V == Variant::var_fwd || V == Variant::var_bwd;
+  static constexpr bool kBwd = is_backward(V);
+  static constexpr bool kVar = is_variable(V);
   static constexpr int K = static_cast<int>(scan_rows_steps(sizeof(T)));
   static constexpr int kThreads = static_cast<int>(scan_rows_threads(kBwd, kVar));
-  // Staged arrays: the forwards X (, A, B); the backwards dY, X, hprev (, A_{t+1}, B).
+  // Staged arrays, by slot: the forwards X (, A, B); the backwards dY, X, hprev (, A_{t+1}, B).
+  static constexpr int kX = kBwd ? 1 : 0, kA = 1, kB = kBwd ? 4 : 2, kDy = 0, kHp = 2, kAn = 3;
   static constexpr int kArrays = kBwd ? (kVar ? 5 : 3) : (kVar ? 3 : 1);
   static constexpr int kRowElems = kThreads * K;  // R S = Q K S <= threads K
+  // A slot: the rows and up to kVec - 1 elements before them (16-byte words).
+  static constexpr int kVec = static_cast<int>(16 / sizeof(T));
+  static constexpr int kSlotElems = kRowElems + kVec;
+  static_assert(kRowElems % kVec == 0, "slots start on 16-byte words");
+  // Shared memory: the slots and the segment maps, then a poll round's values of a and b
+  // (poll_elems each, chosen at launch: rows_poll_elems).
   using U = typename LookBits<T>::U;
-  static constexpr int kItemElems = static_cast<int>(8192 / (2 * sizeof(U)));  // maps a round
-  static constexpr size_t kBytes =
-      (static_cast<size_t>(kArrays) * kRowElems + 2 * kThreads) * sizeof(T) +
-      2 * static_cast<size_t>(kItemElems) * sizeof(U);
+  static constexpr size_t kFixedBytes =
+      (static_cast<size_t>(kArrays) * kSlotElems + 2 * kThreads) * sizeof(T);
+  static constexpr size_t bytes(int poll_elems) {
+    return kFixedBytes + 2 * static_cast<size_t>(poll_elems) * sizeof(U);
+  }
   static_assert(kThreads >= kRowsMaxState, "a chunk holds at least one segment a channel");
 };
+
+// Where element `at` of src sits in its 16-byte word, in elements (at may be negative: only the
+// address's residue matters).
+template <class T>
+TLRT_DEVICE_INLINE int misalign(const T* src, int64_t at) {
+  constexpr uint64_t kVec = 16 / sizeof(T);
+  return static_cast<int>((static_cast<uint64_t>(reinterpret_cast<uintptr_t>(src) / sizeof(T)) +
+                           static_cast<uint64_t>(at)) %
+                          kVec);
+}
+
+// A block's NT threads copy src[base + e] to dst[e] (shared memory) for e in [lo, hi),
+// asynchronously (the caller commits and waits): 16 bytes a copy between a head and a tail of
+// single elements. dst[e] and src[base + e] share their place in a 16-byte word.
+template <class T, int NT>
+TLRT_DEVICE_INLINE void copy_rows_async(T* dst, const T* src, int64_t base, int lo, int hi,
+                                        int tid) {
+  constexpr int kVec = static_cast<int>(16 / sizeof(T));
+  const int head = (kVec - misalign(src, base + lo)) % kVec;
+  const int a = lo + head < hi ? lo + head : hi;
+  const int words = (hi - a) / kVec;
+  const int b = a + words * kVec;
+  if (tid < a - lo) copy_chunk_async<T, 1>(dst + lo + tid, src + (base + lo + tid));
+  if (tid < hi - b) copy_chunk_async<T, 1>(dst + b + tid, src + (base + b + tid));
+  for (int v = tid; v < words; v += NT) {
+    copy16_async(dst + a + v * kVec, src + (base + a + v * kVec));
+  }
+}
+
+// dst[base + e] = src[e] (shared memory) for e in [lo, hi) by a block's NT threads: 16 bytes a
+// store where both sides share their place in a 16-byte word, one element a store otherwise.
+template <class T, int NT>
+TLRT_DEVICE_INLINE void store_rows(T* dst, int64_t base, const T* src, int lo, int hi, int tid) {
+  constexpr int kVec = static_cast<int>(16 / sizeof(T));
+  const int place = misalign(dst, base + lo);
+  if (place != misalign(src, lo)) {
+    for (int e = lo + tid; e < hi; e += NT) dst[base + e] = src[e];
+    return;
+  }
+  const int head = (kVec - place) % kVec;
+  const int a = lo + head < hi ? lo + head : hi;
+  const int words = (hi - a) / kVec;
+  const int b = a + words * kVec;
+  if (tid < a - lo) dst[base + lo + tid] = src[lo + tid];
+  if (tid < hi - b) dst[base + b + tid] = src[b + tid];
+  for (int v = tid; v < words; v += NT) {
+    *reinterpret_cast<uint4*>(dst + (base + a + v * kVec)) =
+        *reinterpret_cast<const uint4*>(src + a + v * kVec);
+  }
+}
 
 template <class T, Variant V>
 __global__ void __launch_bounds__(RowsShape<T, V>::kThreads)
@@ -1213,15 +1279,14 @@ __global__ void __launch_bounds__(RowsShape<T, V>::kThreads)
   using B = LookBits<T>;
   using U = typename B::U;
   constexpr bool kBwd = Sh::kBwd, kVar = Sh::kVar;
-  constexpr int K = Sh::K, NT = Sh::kThreads, E = Sh::kRowElems;
-  // Array slots: the forwards X, A, B; the backwards dY, X, hprev, A_{t+1}, B.
-  constexpr int kX = kBwd ? 1 : 0, kA = 1, kB = kBwd ? 4 : 2, kDy = 0, kHp = 2, kAn = 3;
+  constexpr int K = Sh::K, NT = Sh::kThreads;
+  constexpr int kX = Sh::kX, kA = Sh::kA, kB = Sh::kB, kDy = Sh::kDy, kHp = Sh::kHp, kAn = Sh::kAn;
   extern __shared__ __align__(16) unsigned char rows_shared[];
   T* s_op = reinterpret_cast<T*>(rows_shared);
-  T* s_ca = s_op + Sh::kArrays * E;  // segment maps [q][j]
+  T* s_ca = s_op + Sh::kArrays * Sh::kSlotElems;  // segment maps [q][j]
   T* s_cb = s_ca + NT;
   U* s_ia = reinterpret_cast<U*>(s_cb + NT);  // polled group maps of a round [f][j]
-  U* s_ib = s_ia + Sh::kItemElems;
+  U* s_ib = s_ia + w.poll_elems;
   __shared__ T s_carry[kRowsMaxState];
   __shared__ int s_redo[kRowsMaxState];
 
@@ -1240,24 +1305,44 @@ __global__ void __launch_bounds__(RowsShape<T, V>::kThreads)
   const int r_hi = static_cast<int>(steps - w0 < R ? steps - w0 : R);
 
   // Slot row r holds row w0 + r + shift of src, where that row and row w0 + r are in the sequence.
-  auto stage = [&](int slot, const T* src, int shift) {
+  // A slot's rows start `pad` elements into its region, pad being the place of the source's first
+  // row in its 16-byte word, so that the copies go 16 bytes at a time between a short head and
+  // tail.
+  auto place = [&](int slot, const T* src, int shift) {
+    return slot * Sh::kSlotElems + misalign<T>(src, (w0 + shift) * S);
+  };
+  auto stage = [&](int at, const T* src, int shift) {
     const int64_t lo = r_lo > -w0 - shift ? r_lo : -w0 - shift;
     const int64_t hi = r_hi < steps - w0 - shift ? r_hi : steps - w0 - shift;
-    const int64_t at = (w0 + shift) * S;
-    for (int64_t e = lo * S + tid; e < hi * S; e += NT)
-      copy_async(&s_op[slot * E + e], src + at + e);
+    copy_rows_async<T, NT>(s_op + at, src, (w0 + shift) * S, static_cast<int>(lo) * S,
+                           static_cast<int>(hi) * S, tid);
   };
-  stage(kX, in.x, 0);
+  // Where each staged array starts in shared memory.
+  int oX = 0, oA = 0, oB = 0, oDy = 0, oHp = 0, oAn = 0;
   if constexpr (kBwd) {
-    stage(kDy, dy, 0);
-    stage(kHp, saved_h, -1);
+    oDy = place(kDy, dy, 0);
+    stage(oDy, dy, 0);
     if constexpr (kVar) {
-      stage(kAn, in.a, 1);
-      stage(kB, in.b, 0);
+      oAn = place(kAn, in.a, 1);
+      stage(oAn, in.a, 1);
     }
-  } else if constexpr (kVar) {
-    stage(kA, in.a, 0);
-    stage(kB, in.b, 0);
+    oX = place(kX, in.x, 0);
+    stage(oX, in.x, 0);
+    oHp = place(kHp, saved_h, -1);
+    stage(oHp, saved_h, -1);
+    if constexpr (kVar) {
+      oB = place(kB, in.b, 0);
+      stage(oB, in.b, 0);
+    }
+  } else {
+    oX = place(kX, in.x, 0);
+    stage(oX, in.x, 0);
+    if constexpr (kVar) {
+      oA = place(kA, in.a, 0);
+      stage(oA, in.a, 0);
+      oB = place(kB, in.b, 0);
+      stage(oB, in.b, 0);
+    }
   }
   __pipeline_commit();
 
@@ -1269,40 +1354,56 @@ __global__ void __launch_bounds__(RowsShape<T, V>::kThreads)
     ac = load(in.a + j);
     bc = load(in.b + j);
   }
+  // The thread's step k (in scan order) is at slot row row_of(k); the steps inside the sequence
+  // are k in [k_lo, k_hi) (none for a thread past the chunk's segments).
+  auto row_of = [&](int k) { return kBwd ? m * K + (K - 1 - k) : m * K + k; };
+  int k_lo = 0, k_hi = 0;
+  if (active) {
+    k_lo = kBwd ? m * K + K - r_hi : r_lo - m * K;
+    k_hi = kBwd ? m * K + K - r_lo : r_hi - m * K;
+    k_lo = k_lo > 0 ? k_lo : 0;
+    k_hi = k_hi < K ? k_hi : K;
+  }
+  // The slot rows of steps T - 1 (where the backward's g starts from +0) and 0 (-1: not here).
+  const int r_last = steps - 1 - w0 < R ? static_cast<int>(steps - 1 - w0) : -1;
+  const int r_first = w0 <= 0 ? static_cast<int>(-w0) : -1;
   __pipeline_wait_prior(0);
   __syncthreads();  // every thread's copies have landed
 
-  auto row_of = [&](int k) { return kBwd ? m * K + (K - 1 - k) : m * K + k; };
-  auto inside = [&](int r) { return r >= r_lo && r < r_hi; };
   auto coef = [&](int r) -> T {  // a of the step at slot row r
     if constexpr (kBwd) {
-      if (w0 + r == steps - 1) return T(0);
-      if constexpr (kVar) return s_op[kAn * E + r * S + j];
+      if (r == r_last) return T(0);
+      if constexpr (kVar) return s_op[oAn + r * S + j];
       return ac;
     } else {
-      if constexpr (kVar) return s_op[kA * E + r * S + j];
+      if constexpr (kVar) return s_op[oA + r * S + j];
       return ac;
     }
   };
   auto bias = [&](int r) -> T {
-    if constexpr (kBwd) return s_op[kDy * E + r * S + j];
-    const T b = kVar ? s_op[kB * E + r * S + j] : bc;
-    return mul_rn(b, s_op[kX * E + r * S + j]);
+    if constexpr (kBwd) return s_op[oDy + r * S + j];
+    const T b = kVar ? s_op[oB + r * S + j] : bc;
+    return mul_rn(b, s_op[oX + r * S + j]);
   };
 
   // The thread's maps composed in scan order (identity for a thread without rows).
   T ca = T(1), cb = T(0);
   bool redo = false;
-  if (active) {
-    bool any = false;
+  if (k_lo < k_hi) {
+    const int r0 = row_of(k_lo);
+    ca = coef(r0);
+    cb = bias(r0);
+    redo = outside(ca, cb);
 #pragma unroll 4
-    for (int k = 0; k < K; ++k) {
+    for (int k = k_lo + 1; k < k_hi; ++k) {
       const int r = row_of(k);
-      if (!inside(r)) continue;
       const T a = coef(r), b = bias(r);
       redo = redo || outside(a, b);
-      then_map(a, b, ca, cb, any);
+      cb = step(a, cb, b);
+      ca = mul_rn(a, ca);
     }
+  }
+  if (active) {
     s_ca[q * S + j] = ca;
     s_cb[q * S + j] = cb;
   }
@@ -1340,7 +1441,7 @@ __global__ void __launch_bounds__(RowsShape<T, V>::kThreads)
   }
   // count maps of S channels, map f at locate(f) (its level and node), polled into shared memory
   // in rounds of per_round maps; the channel's thread then takes each in order: apply(a, b).
-  const int per_round = Sh::kItemElems / S;
+  const int per_round = w.poll_elems / S;
   auto for_maps = [&](int count, auto locate, auto apply) {
     for (int first = 0; first < count; first += per_round) {
       const int n = count - first < per_round ? count - first : per_round;
@@ -1418,31 +1519,29 @@ __global__ void __launch_bounds__(RowsShape<T, V>::kThreads)
     T h = s_carry[j];
     if (q > 0) h = step(s_ca[(q - 1) * S + j], h, s_cb[(q - 1) * S + j]);
 #pragma unroll 4
-    for (int k = 0; k < K; ++k) {
+    for (int k = k_lo; k < k_hi; ++k) {
       const int r = row_of(k);
-      if (!inside(r)) continue;
       const int e = r * S + j;
       if constexpr (!kBwd) {
         h = step(coef(r), h, bias(r));
-        s_op[kX * E + e] = h;
+        s_op[oX + e] = h;
         redo = redo || !isfinite(h);
       } else {
-        const int64_t t = w0 + r;
-        h = step(coef(r), h, s_op[kDy * E + e]);  // g_t
-        const T hp = t == 0 ? load(in.h0 + j) : s_op[kHp * E + e];
+        h = step(coef(r), h, s_op[oDy + e]);  // g_t
+        const T hp = r == r_first ? load(in.h0 + j) : s_op[oHp + e];
         const T da = mul_rn(h, hp);
-        const T db = mul_rn(h, s_op[kX * E + e]);
-        const T dx = mul_rn(h, kVar ? s_op[kB * E + e] : bc);
-        s_op[kDy * E + e] = dx;
+        const T db = mul_rn(h, s_op[oX + e]);
+        const T dx = mul_rn(h, kVar ? s_op[oB + e] : bc);
+        s_op[oDy + e] = dx;
         if constexpr (kVar) {
-          s_op[kHp * E + e] = da;
-          s_op[kX * E + e] = db;
+          s_op[oHp + e] = da;
+          s_op[oX + e] = db;
         } else {
           sum_a = add_rn(sum_a, da);
           sum_b = add_rn(sum_b, db);
         }
         redo = redo || !isfinite(h) || !isfinite(da) || !isfinite(db) || !isfinite(dx);
-        if (t == 0) {
+        if (r == r_first) {
           const T a0 = load(in.a + j);
           const T dh0 = mul_rn(h, a0);
           grad.dh0[j] = dh0;
@@ -1471,19 +1570,16 @@ __global__ void __launch_bounds__(RowsShape<T, V>::kThreads)
     }
   }
   __syncthreads();  // every output row is in shared memory, every mark set
-  auto store = [&](int slot, T* dst) {
-    for (int64_t e = static_cast<int64_t>(r_lo) * S + tid; e < static_cast<int64_t>(r_hi) * S;
-         e += NT) {
-      dst[w0 * S + e] = s_op[slot * E + e];
-    }
+  auto store = [&](int at, T* dst) {
+    store_rows<T, NT>(dst, w0 * S, s_op + at, r_lo * S, r_hi * S, tid);
   };
   if constexpr (!kBwd) {
-    store(kX, fwd_h);
+    store(oX, fwd_h);
   } else {
-    store(kDy, grad.dx);
+    store(oDy, grad.dx);
     if constexpr (kVar) {
-      store(kHp, grad.da);
-      store(kX, grad.db);
+      store(oHp, grad.da);
+      store(oX, grad.db);
     }
   }
   if (tid < S && s_redo[tid] != 0) w.redo[tid] = kRedoMarked;
@@ -1638,10 +1734,10 @@ dim3 fast_grid(const FastPlan& p, const char* op) {
   return dim3(static_cast<unsigned>(blocks));
 }
 
-void clear_look_back(const WorkLayout& p, void* workspace, CUstream_st* stream, const char* op) {
+void clear_work(const WorkLayout& p, void* workspace, CUstream_st* stream, const char* op) {
   check_cuda(
       cudaMemsetAsync(static_cast<char*>(workspace) + p.cleared, 0xff, p.bytes - p.cleared, stream),
-      op, "cudaMemsetAsync(scan look-back values)");
+      op, "cudaMemsetAsync(scan published values)");
 }
 
 // The chunked forward of one variant (float32: operands staged in shared memory; float64: in
@@ -1660,6 +1756,41 @@ void launch_chunked_forward(const ScanOperands<T>& in, T* out, const FastWork<T>
   refwd_marked<T, Var><<<exact_blocks, kExactThreads, 0, stream>>>(in, out, w.redo);
 }
 
+// The values a rows block polls in one round (elements of each of a and b, at least 256, so
+// that a round holds at least 4 maps of 64 channels): the most, up to 2048, that keep the
+// kernel's resident blocks per SM at their count with 256, so that the poll buffer never costs
+// a resident block. Found once per device with the occupancy calculator (the first call also
+// raises the kernel's dynamic shared memory limit and prefers the largest carveout). How many
+// maps a round polls does not change which maps a block applies or in what order.
+template <auto kKernel>
+int rows_poll_elems(int threads, size_t fixed_bytes, size_t value_bytes, const char* op) {
+  static std::atomic<uint64_t> cache[kMaxCachedDevices];
+  return static_cast<int>(once_per_device(cache, op, [&](int) {
+    constexpr int kCandidates[] = {2048, 1024, 512, 256};
+    auto bytes = [&](int elems) {
+      return fixed_bytes + 2 * static_cast<size_t>(elems) * value_bytes;
+    };
+    check_cuda(cudaFuncSetAttribute(kKernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                    static_cast<int>(bytes(kCandidates[0]))),
+               op, "cudaFuncSetAttribute(max dynamic shared memory)");
+    check_cuda(cudaFuncSetAttribute(kKernel, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                    cudaSharedmemCarveoutMaxShared),
+               op, "cudaFuncSetAttribute(preferred shared memory carveout)");
+    auto resident = [&](int elems) {
+      int blocks = 0;
+      check_cuda(
+          cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kKernel, threads, bytes(elems)),
+          op, "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
+      return blocks;
+    };
+    const int least = resident(256);
+    for (int elems : kCandidates) {
+      if (resident(elems) >= least) return static_cast<uint64_t>(elems);
+    }
+    return uint64_t{256};
+  }));
+}
+
 // A rows launch of variant V (the forwards write fwd_h; the backwards read saved_h, dy and write
 // grad), then the kernel that recomputes the channels it marked (the constant backward's
 // fold_chunks also folds the per-chunk sums), queued behind it.
@@ -1667,16 +1798,18 @@ template <class T, Variant V>
 void launch_rows(const ScanOperands<T>& in, T* fwd_h, const T* saved_h, const T* dy,
                  const ScanGradients<T>& grad, void* workspace, CUstream_st* stream,
                  const char* op) {
-  using Sh = RowsShape<T, V>;
   const RowsPlan p = rows_plan(in.steps, in.state, sizeof(T), V);
   if (p.chunks > 0x7fffffffu) {
     fail(ErrorKind::invalid_argument, op, "seqLen exceeds the CUDA grid");
   }
-  clear_look_back(p, workspace, stream, op);
-  const RowsWork<T> w = rows_work<T>(p, workspace);
-  allow_dynamic_shared<scan_rows<T, V>>(Sh::kBytes, op);  // once per device
-  scan_rows<T, V><<<static_cast<unsigned>(p.chunks), Sh::kThreads, Sh::kBytes, stream>>>(
-      in, fwd_h, saved_h, dy, grad, w);
+  clear_work(p, workspace, stream, op);
+  using Sh = RowsShape<T, V>;
+  RowsWork<T> w = rows_work<T>(p, workspace);
+  w.poll_elems =
+      rows_poll_elems<scan_rows<T, V>>(Sh::kThreads, Sh::kFixedBytes, sizeof(typename Sh::U), op);
+  scan_rows<T, V>
+      <<<static_cast<unsigned>(p.chunks), Sh::kThreads, Sh::bytes(w.poll_elems), stream>>>(
+          in, fwd_h, saved_h, dy, grad, w);
   check_launch(op);
   const dim3 exact_blocks = exact_grid(in.state, op);
   if constexpr (V == Variant::fwd || V == Variant::var_fwd) {
@@ -1752,7 +1885,7 @@ void selective_scan_fwd_cuda(const ScanOperands<T>& in, T* out, bool exact, void
     return;
   }
   const FastPlan p = fast_plan(in.steps, in.state, sizeof(T), v);
-  clear_look_back(p, workspace, stream, op);
+  clear_work(p, workspace, stream, op);
   const FastWork<T> w = fast_work<T>(p, workspace);
   const dim3 grid = fast_grid(p, op);
   const dim3 exact_blocks = exact_grid(in.state, op);
@@ -1791,7 +1924,7 @@ void selective_scan_bwd_cuda(const ScanOperands<T>& in, const T* out, const T* d
     return;
   }
   const FastPlan p = fast_plan(in.steps, in.state, sizeof(T), v);
-  clear_look_back(p, workspace, stream, op);
+  clear_work(p, workspace, stream, op);
   const FastWork<T> w = fast_work<T>(p, workspace);
   constexpr int K = fast_steps_per_thread(sizeof(T), ScanPass::backward);
   const dim3 grid = fast_grid(p, op);
