@@ -11,6 +11,7 @@
 #include <atomic>
 #include <cstdint>
 #include <string>
+#include <utility>
 
 #include "common/error.h"
 #include "common/host_device.h"
@@ -26,6 +27,24 @@ constexpr uint64_t kMaxGridBlocks = uint64_t{1} << 22;
 
 inline bool aligned16(const void* p) {
   return (reinterpret_cast<uintptr_t>(p) & 15u) == 0;
+}
+
+// Where element p[at] sits in its 16-byte word, in elements (0 .. 16 / sizeof(T) - 1; payloads
+// are element aligned). `at` may lie outside p's array, even below it: only the address's residue
+// counts, computed without forming the pointer.
+template <class T>
+TLRT_HOST_DEVICE int word_place(const T* p, int64_t at) {
+  constexpr uint64_t kVec = 16 / sizeof(T);
+  return static_cast<int>((static_cast<uint64_t>(reinterpret_cast<uintptr_t>(p) / sizeof(T)) +
+                           static_cast<uint64_t>(at)) %
+                          kVec);
+}
+
+// Elements from p[at] to the next 16-byte boundary (0 when p[at] starts a word).
+template <class T>
+TLRT_HOST_DEVICE int to_word_boundary(const T* p, int64_t at) {
+  constexpr int kVec = static_cast<int>(16 / sizeof(T));
+  return (kVec - word_place(p, at)) % kVec;
 }
 
 // Blocks for `items` work items at `per_block` items per block: at least 1 (a kernel that only
@@ -109,27 +128,97 @@ void allow_dynamic_shared(size_t bytes, const char* op) {
   });
 }
 
+// For a kernel that stages its loads in shared memory: raises its dynamic shared memory limit to
+// `bytes` and prefers the largest shared memory carveout, on the current device. Callers run it
+// once per device (inside once_per_device).
+template <class Kernel>
+void prepare_staging_kernel(Kernel kernel, size_t bytes, const char* op) {
+  check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                  static_cast<int>(bytes)),
+             op, "cudaFuncSetAttribute(max dynamic shared memory)");
+  check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                  cudaSharedmemCarveoutMaxShared),
+             op, "cudaFuncSetAttribute(preferred shared memory carveout)");
+}
+
+// Blocks of `kernel` the occupancy calculator places on one SM with `threads` threads and `bytes`
+// of dynamic shared memory (0 when none fits).
+template <class Kernel>
+int blocks_per_sm(Kernel kernel, int threads, size_t bytes, const char* op) {
+  int per_sm = 0;
+  check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, bytes), op,
+             "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
+  return per_sm;
+}
+
 // Resident blocks per SM (at least 1) of kKernel launched with `threads` threads and `bytes` of
 // dynamic shared memory (the same on every call of a kernel), for kernels whose grid is one wave
-// of resident blocks that stride over the work. The first call per device raises the kernel's
-// dynamic shared memory limit to `bytes`, prefers the largest shared memory carveout (such
-// kernels stage their loads in shared memory) and asks the occupancy calculator; later calls
+// of resident blocks that stride over the work. The first call per device prepares the kernel
+// for `bytes` of staging (prepare_staging_kernel) and asks the occupancy calculator; later calls
 // return the cached count without a driver call.
 template <auto kKernel>
 int resident_blocks_per_sm(int threads, size_t bytes, const char* op) {
   static std::atomic<uint64_t> cache[kMaxCachedDevices];
   return static_cast<int>(once_per_device(cache, op, [&](int) {
-    check_cuda(cudaFuncSetAttribute(kKernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                    static_cast<int>(bytes)),
-               op, "cudaFuncSetAttribute(max dynamic shared memory)");
-    check_cuda(cudaFuncSetAttribute(kKernel, cudaFuncAttributePreferredSharedMemoryCarveout,
-                                    cudaSharedmemCarveoutMaxShared),
-               op, "cudaFuncSetAttribute(preferred shared memory carveout)");
-    int per_sm = 0;
-    check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kKernel, threads, bytes), op,
-               "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
+    prepare_staging_kernel(kKernel, bytes, op);
+    const int per_sm = blocks_per_sm(kKernel, threads, bytes, op);
     return static_cast<uint64_t>(per_sm > 0 ? per_sm : 1);
   }));
+}
+
+// Programmatic dependent launch (compute capability 9.0 and later). A kernel launched with
+// launch_dependent may have its blocks scheduled while the kernel before it in the stream is
+// still running, which hides the launch and ramp-up between the two. Its threads must call
+// wait_prior_grid() before any of them reads or writes memory that kernel reads or writes (and
+// before any thread exits, so that the grid never completes ahead of its predecessor); the wait
+// returns once that kernel has completed with all its writes visible. A kernel calls
+// allow_dependents() where the kernel queued behind it may start its blocks: it starts once every
+// block has called it or exited. Work queued before the predecessor is complete by then (the
+// predecessor itself started after it). On an older device both calls do nothing and the launch
+// is an ordinary one.
+TLRT_DEVICE_INLINE void wait_prior_grid() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
+TLRT_DEVICE_INLINE void allow_dependents() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+
+// Whether the current device takes programmatic dependent launches, queried once per device.
+inline bool dependent_launch_supported(const char* op) {
+  static std::atomic<uint64_t> cache[kMaxCachedDevices];
+  return once_per_device(cache, op, [op](int device) {
+           int major = 0;
+           check_cuda(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device), op,
+                      "cudaDeviceGetAttribute(compute capability)");
+           return uint64_t{major >= 9 ? 2u : 1u};
+         }) == 2;
+}
+
+// kernel<<<grid, block, shared_bytes, stream>>>(args...) as a programmatic dependent launch (see
+// wait_prior_grid); a failed launch throws tlrt::Error(device) naming `op`.
+template <class... Params, class... Args>
+void launch_dependent(void (*kernel)(Params...), dim3 grid, dim3 block, size_t shared_bytes,
+                      cudaStream_t stream, const char* op, Args&&... args) {
+  cudaLaunchAttribute attribute[1];
+  attribute[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attribute[0].val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t config = {};
+  config.gridDim = grid;
+  config.blockDim = block;
+  config.dynamicSmemBytes = shared_bytes;
+  config.stream = stream;
+  config.attrs = attribute;
+  config.numAttrs = dependent_launch_supported(op) ? 1 : 0;
+  const cudaError_t st = cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...);
+  if (st != cudaSuccess) {
+    (void)cudaGetLastError();  // a failed launch is reported here, not by the next check_launch
+    fail(ErrorKind::device, op, std::string("kernel launch failed: ") + cudaGetErrorString(st));
+  }
 }
 
 // One 16-byte store of 4 floats or 2 doubles; p must be 16-byte aligned.

@@ -159,7 +159,7 @@ TLRT_DEVICE_INLINE void consume_batches(const V* p, uint64_t stride, uint64_t n,
 // element aligned), at most cols.
 template <class T>
 TLRT_DEVICE_INLINE uint64_t row_head(const T* p, uint64_t cols) {
-  const uint64_t head = ((16u - (reinterpret_cast<uintptr_t>(p) & 15u)) & 15u) / sizeof(T);
+  const uint64_t head = static_cast<uint64_t>(to_word_boundary(p, 0));
   return head < cols ? head : cols;
 }
 

@@ -49,7 +49,10 @@
 // dB sum each chunk's contribution in reverse time order inside the block and a second kernel folds
 // the per-chunk partial sums in 16 contiguous ranges of chunks, then the range sums, each in
 // reverse time order (a fixed order, so results repeat run to run). The look-back values, the
-// ticket and the marks live in the workspace and are cleared by one cudaMemsetAsync per call.
+// ticket and the marks live in the workspace and are set to all-ones bytes by a small kernel
+// before each call (clear_work). The fast kernel and the recompute behind it are programmatic
+// dependent launches (launch.cuh): each may start its blocks while the kernel before it runs and
+// waits for that kernel's completion before touching what it wrote, which hides two launch gaps.
 //
 // Preconditions of the fast schedules (SPEC-ops 13): the reassociated composition may turn an
 // overflow into inf*0 or inf-inf where the literal recurrence has inf, so a fast thread marks its
@@ -59,9 +62,9 @@
 // bwd_channel_exact). Resident blocks hold their channels whole and recompute them inside the
 // same launch (above). Chunked blocks mark a byte per channel of the workspace, and a kernel of
 // one thread per channel queued behind them (refwd_marked, rebwd_marked; the constant
-// backward's fold_chunks after its fold) recomputes the marked ones: stream order puts every
-// fast write before it, so no block of the chunked kernel waits for its writes to complete. No
-// host synchronisation.
+// backward's fold_chunks after its fold) recomputes the marked ones: it waits for the chunked
+// kernel's completion, which puts every fast write before it, so no block of the chunked kernel
+// waits for its writes to complete. No host synchronisation.
 #include <cuda_pipeline.h>
 #include <cuda_runtime.h>
 #include <cuda/atomic>
@@ -374,11 +377,6 @@ struct ExactRing {
   T v[kExactStages][Arrays][D][kExactThreads];
 };
 
-template <class T>
-TLRT_DEVICE_INLINE void copy_async(T* shared, const T* global) {
-  __pipeline_memcpy_async(shared, global, sizeof(T));
-}
-
 template <class T, bool Var>
 __global__ void __launch_bounds__(kExactThreads)
     scan_fwd_exact(ScanOperands<T> in, T* __restrict__ out) {
@@ -397,10 +395,10 @@ __global__ void __launch_bounds__(kExactThreads)
         const uint64_t t = s * D + k;
         if (t >= steps) break;
         const uint64_t i = t * S + c;
-        copy_async(&ring.v[st][0][k][tid], in.x + i);
+        copy_chunk_async<T, 1>(&ring.v[st][0][k][tid], in.x + i);
         if (Var) {
-          copy_async(&ring.v[st][Var ? 1 : 0][k][tid], in.a + i);
-          copy_async(&ring.v[st][Var ? 2 : 0][k][tid], in.b + i);
+          copy_chunk_async<T, 1>(&ring.v[st][Var ? 1 : 0][k][tid], in.a + i);
+          copy_chunk_async<T, 1>(&ring.v[st][Var ? 2 : 0][k][tid], in.b + i);
         }
       }
     }
@@ -452,12 +450,12 @@ __global__ void __launch_bounds__(kExactThreads)
         if (u >= steps) break;
         const uint64_t t = steps - 1 - u;
         const uint64_t i = t * S + c;
-        copy_async(&ring.v[st][kDy][k][tid], dy + i);
-        copy_async(&ring.v[st][kX][k][tid], in.x + i);
-        if (t != 0) copy_async(&ring.v[st][kHp][k][tid], out + (i - S));
+        copy_chunk_async<T, 1>(&ring.v[st][kDy][k][tid], dy + i);
+        copy_chunk_async<T, 1>(&ring.v[st][kX][k][tid], in.x + i);
+        if (t != 0) copy_chunk_async<T, 1>(&ring.v[st][kHp][k][tid], out + (i - S));
         if (Var) {
-          if (u != 0) copy_async(&ring.v[st][kAn][k][tid], in.a + (i + S));
-          copy_async(&ring.v[st][kB][k][tid], in.b + i);
+          if (u != 0) copy_chunk_async<T, 1>(&ring.v[st][kAn][k][tid], in.a + (i + S));
+          copy_chunk_async<T, 1>(&ring.v[st][kB][k][tid], in.b + i);
         }
       }
     }
@@ -721,7 +719,13 @@ __device__ T resolve_carry(const FastWork<T>& w, uint64_t tile, uint64_t chunk, 
 }
 
 // The block's ticket (called by every thread): blocks take chunk slots in the order they start.
+// The fast kernels are launched dependent on clear_work_words and take their ticket before any
+// other access to the workspace, so the wait for the cleared workspace is here; each block then
+// lets the kernel queued behind (the recompute of marked channels) start its blocks, which wait
+// in turn for this kernel to complete.
 TLRT_DEVICE_INLINE uint64_t take_ticket(uint32_t* counter) {
+  wait_prior_grid();
+  allow_dependents();
   __shared__ uint32_t s_ticket;
   if (threadIdx.x == 0) {
     cuda::atomic_ref<uint32_t, cuda::thread_scope_device> ticket(*counter);
@@ -1024,11 +1028,15 @@ __global__ void __launch_bounds__(kFastThreads)
 }
 
 // The channels a chunked launch marked, on the literal recurrence, one thread per channel on the
-// exact grid. Queued behind the chunked kernel, so every fast write is done before a marked
-// channel is written again; an unmarked channel costs one byte read.
+// exact grid. Launched dependent on the chunked kernel, whose completion it waits for before
+// anything else, so every fast write is done before a marked channel is written again; an
+// unmarked channel costs one byte read. What the fast kernel wrote to the workspace (marks,
+// partial sums) is read with ordinary loads, not through the read-only cache: this grid's blocks
+// may have been resident while it was written.
 template <class T, bool Var>
 __global__ void __launch_bounds__(kExactThreads)
-    refwd_marked(ScanOperands<T> in, T* __restrict__ out, const uint8_t* __restrict__ redo) {
+    refwd_marked(ScanOperands<T> in, T* __restrict__ out, const uint8_t* redo) {
+  wait_prior_grid();  // launched dependent on the fast kernel
   const uint64_t c = static_cast<uint64_t>(blockIdx.x) * kExactThreads + threadIdx.x;
   if (c < in.state && redo[c] == kRedoMarked) fwd_channel_exact<T, Var>(in, out, c);
 }
@@ -1036,7 +1044,8 @@ __global__ void __launch_bounds__(kExactThreads)
 template <class T>
 __global__ void __launch_bounds__(kExactThreads)
     rebwd_marked(ScanOperands<T> in, const T* __restrict__ out, const T* __restrict__ dy,
-                 ScanGradients<T> grad, const uint8_t* __restrict__ redo) {
+                 ScanGradients<T> grad, const uint8_t* redo) {
+  wait_prior_grid();  // launched dependent on the fast kernel
   const uint64_t c = static_cast<uint64_t>(blockIdx.x) * kExactThreads + threadIdx.x;
   if (c < in.state && redo[c] == kRedoMarked) bwd_channel_exact<T, true>(in, out, dy, grad, c);
 }
@@ -1053,8 +1062,9 @@ static_assert(kExactThreads == kTileChannels, "fold_chunks is launched on the ex
 template <class T>
 __global__ void __launch_bounds__(kTileChannels* kFoldGroups)
     fold_chunks(ScanOperands<T> in, const T* __restrict__ out, const T* __restrict__ dy,
-                ScanGradients<T> grad, const T* __restrict__ part_da, const T* __restrict__ part_db,
-                uint64_t chunks, const uint8_t* __restrict__ redo) {
+                ScanGradients<T> grad, const T* part_da, const T* part_db, uint64_t chunks,
+                const uint8_t* redo) {
+  wait_prior_grid();  // launched dependent on the fast kernel
   const uint64_t state = in.state;
   __shared__ T s_sa[kFoldGroups][kTileChannels];
   __shared__ T s_sb[kFoldGroups][kTileChannels];
@@ -1071,8 +1081,8 @@ __global__ void __launch_bounds__(kTileChannels* kFoldGroups)
       T va[kBatch], vb[kBatch];
 #pragma unroll
       for (int q = 0; q < kBatch; ++q) {
-        va[q] = load(part_da + (k + q) * state + c);
-        vb[q] = load(part_db + (k + q) * state + c);
+        va[q] = part_da[(k + q) * state + c];
+        vb[q] = part_db[(k + q) * state + c];
       }
 #pragma unroll
       for (int q = 0; q < kBatch; ++q) {
@@ -1081,8 +1091,8 @@ __global__ void __launch_bounds__(kTileChannels* kFoldGroups)
       }
     }
     for (; k < k1; ++k) {
-      sa = add_rn(sa, load(part_da + k * state + c));
-      sb = add_rn(sb, load(part_db + k * state + c));
+      sa = add_rn(sa, part_da[k * state + c]);
+      sb = add_rn(sb, part_db[k * state + c]);
     }
   }
   s_sa[group][lane] = sa;
@@ -1221,14 +1231,20 @@ struct RowsShape {
   static_assert(kThreads >= kRowsMaxState, "a chunk holds at least one segment a channel");
 };
 
-// Where element `at` of src sits in its 16-byte word, in elements (at may be negative: only the
-// address's residue matters).
+// The elements [lo, hi) of a row range split at 16-byte words: a head [lo, a) of single
+// elements, `words` whole words [a, b), a tail [b, hi); `head` is the head's length when the
+// range is not shorter.
+struct WordSplit {
+  int a, words, b;
+};
 template <class T>
-TLRT_DEVICE_INLINE int misalign(const T* src, int64_t at) {
-  constexpr uint64_t kVec = 16 / sizeof(T);
-  return static_cast<int>((static_cast<uint64_t>(reinterpret_cast<uintptr_t>(src) / sizeof(T)) +
-                           static_cast<uint64_t>(at)) %
-                          kVec);
+TLRT_DEVICE_INLINE WordSplit split_words(int head, int lo, int hi) {
+  constexpr int kVec = static_cast<int>(16 / sizeof(T));
+  WordSplit w;
+  w.a = lo + head < hi ? lo + head : hi;
+  w.words = (hi - w.a) / kVec;
+  w.b = w.a + w.words * kVec;
+  return w;
 }
 
 // A block's NT threads copy src[base + e] to dst[e] (shared memory) for e in [lo, hi),
@@ -1238,14 +1254,11 @@ template <class T, int NT>
 TLRT_DEVICE_INLINE void copy_rows_async(T* dst, const T* src, int64_t base, int lo, int hi,
                                         int tid) {
   constexpr int kVec = static_cast<int>(16 / sizeof(T));
-  const int head = (kVec - misalign(src, base + lo)) % kVec;
-  const int a = lo + head < hi ? lo + head : hi;
-  const int words = (hi - a) / kVec;
-  const int b = a + words * kVec;
-  if (tid < a - lo) copy_chunk_async<T, 1>(dst + lo + tid, src + (base + lo + tid));
-  if (tid < hi - b) copy_chunk_async<T, 1>(dst + b + tid, src + (base + b + tid));
-  for (int v = tid; v < words; v += NT) {
-    copy16_async(dst + a + v * kVec, src + (base + a + v * kVec));
+  const WordSplit w = split_words<T>(to_word_boundary(src, base + lo), lo, hi);
+  if (tid < w.a - lo) copy_chunk_async<T, 1>(dst + lo + tid, src + (base + lo + tid));
+  if (tid < hi - w.b) copy_chunk_async<T, 1>(dst + w.b + tid, src + (base + w.b + tid));
+  for (int v = tid; v < w.words; v += NT) {
+    copy16_async(dst + w.a + v * kVec, src + (base + w.a + v * kVec));
   }
 }
 
@@ -1254,20 +1267,16 @@ TLRT_DEVICE_INLINE void copy_rows_async(T* dst, const T* src, int64_t base, int 
 template <class T, int NT>
 TLRT_DEVICE_INLINE void store_rows(T* dst, int64_t base, const T* src, int lo, int hi, int tid) {
   constexpr int kVec = static_cast<int>(16 / sizeof(T));
-  const int place = misalign(dst, base + lo);
-  if (place != misalign(src, lo)) {
+  if (word_place(dst, base + lo) != word_place(src, lo)) {
     for (int e = lo + tid; e < hi; e += NT) dst[base + e] = src[e];
     return;
   }
-  const int head = (kVec - place) % kVec;
-  const int a = lo + head < hi ? lo + head : hi;
-  const int words = (hi - a) / kVec;
-  const int b = a + words * kVec;
-  if (tid < a - lo) dst[base + lo + tid] = src[lo + tid];
-  if (tid < hi - b) dst[base + b + tid] = src[b + tid];
-  for (int v = tid; v < words; v += NT) {
-    *reinterpret_cast<uint4*>(dst + (base + a + v * kVec)) =
-        *reinterpret_cast<const uint4*>(src + a + v * kVec);
+  const WordSplit w = split_words<T>(to_word_boundary(dst, base + lo), lo, hi);
+  if (tid < w.a - lo) dst[base + lo + tid] = src[lo + tid];
+  if (tid < hi - w.b) dst[base + w.b + tid] = src[w.b + tid];
+  for (int v = tid; v < w.words; v += NT) {
+    *reinterpret_cast<uint4*>(dst + (base + w.a + v * kVec)) =
+        *reinterpret_cast<const uint4*>(src + w.a + v * kVec);
   }
 }
 
@@ -1305,43 +1314,30 @@ __global__ void __launch_bounds__(RowsShape<T, V>::kThreads)
   const int r_hi = static_cast<int>(steps - w0 < R ? steps - w0 : R);
 
   // Slot row r holds row w0 + r + shift of src, where that row and row w0 + r are in the sequence.
-  // A slot's rows start `pad` elements into its region, pad being the place of the source's first
-  // row in its 16-byte word, so that the copies go 16 bytes at a time between a short head and
-  // tail.
-  auto place = [&](int slot, const T* src, int shift) {
-    return slot * Sh::kSlotElems + misalign<T>(src, (w0 + shift) * S);
-  };
-  auto stage = [&](int at, const T* src, int shift) {
+  // A slot's rows start as many elements into its region as the source's first row is into its
+  // 16-byte word, so that the copies go 16 bytes at a time between a short head and tail; stage
+  // returns where the slot's rows start.
+  auto stage = [&](int slot, const T* src, int shift) {
+    const int at = slot * Sh::kSlotElems + word_place(src, (w0 + shift) * S);
     const int64_t lo = r_lo > -w0 - shift ? r_lo : -w0 - shift;
     const int64_t hi = r_hi < steps - w0 - shift ? r_hi : steps - w0 - shift;
     copy_rows_async<T, NT>(s_op + at, src, (w0 + shift) * S, static_cast<int>(lo) * S,
                            static_cast<int>(hi) * S, tid);
+    return at;
   };
   // Where each staged array starts in shared memory.
   int oX = 0, oA = 0, oB = 0, oDy = 0, oHp = 0, oAn = 0;
   if constexpr (kBwd) {
-    oDy = place(kDy, dy, 0);
-    stage(oDy, dy, 0);
-    if constexpr (kVar) {
-      oAn = place(kAn, in.a, 1);
-      stage(oAn, in.a, 1);
-    }
-    oX = place(kX, in.x, 0);
-    stage(oX, in.x, 0);
-    oHp = place(kHp, saved_h, -1);
-    stage(oHp, saved_h, -1);
-    if constexpr (kVar) {
-      oB = place(kB, in.b, 0);
-      stage(oB, in.b, 0);
-    }
+    oDy = stage(kDy, dy, 0);
+    if constexpr (kVar) oAn = stage(kAn, in.a, 1);
+    oX = stage(kX, in.x, 0);
+    oHp = stage(kHp, saved_h, -1);
+    if constexpr (kVar) oB = stage(kB, in.b, 0);
   } else {
-    oX = place(kX, in.x, 0);
-    stage(oX, in.x, 0);
+    oX = stage(kX, in.x, 0);
     if constexpr (kVar) {
-      oA = place(kA, in.a, 0);
-      stage(oA, in.a, 0);
-      oB = place(kB, in.b, 0);
-      stage(oB, in.b, 0);
+      oA = stage(kA, in.a, 0);
+      oB = stage(kB, in.b, 0);
     }
   }
   __pipeline_commit();
@@ -1734,10 +1730,27 @@ dim3 fast_grid(const FastPlan& p, const char* op) {
   return dim3(static_cast<unsigned>(blocks));
 }
 
+// Sets `words` 16-byte words to all-ones bytes. Its dependents (the fast kernels, launched
+// dependent) may start their blocks at once: they wait for these stores before taking a ticket.
+__global__ void __launch_bounds__(kThreads) clear_work_words(uint4* p, uint64_t words) {
+  allow_dependents();
+  const uint4 ones = make_uint4(~0u, ~0u, ~0u, ~0u);
+  for (uint64_t i = static_cast<uint64_t>(blockIdx.x) * kThreads + threadIdx.x; i < words;
+       i += static_cast<uint64_t>(gridDim.x) * kThreads) {
+    p[i] = ones;
+  }
+}
+
+// The workspace from `cleared` on to all-ones bytes (both ends are multiples of 256 bytes from a
+// 16-byte aligned workspace).
 void clear_work(const WorkLayout& p, void* workspace, CUstream_st* stream, const char* op) {
-  check_cuda(
-      cudaMemsetAsync(static_cast<char*>(workspace) + p.cleared, 0xff, p.bytes - p.cleared, stream),
-      op, "cudaMemsetAsync(scan published values)");
+  if (!aligned16(workspace)) {
+    fail(ErrorKind::invalid_argument, op, "the scan workspace is not 16-byte aligned");
+  }
+  const uint64_t words = (p.bytes - p.cleared) / 16;
+  clear_work_words<<<grid_for(words, kThreads, 1024), kThreads, 0, stream>>>(
+      reinterpret_cast<uint4*>(static_cast<char*>(workspace) + p.cleared), words);
+  check_launch(op);
 }
 
 // The chunked forward of one variant (float32: operands staged in shared memory; float64: in
@@ -1748,12 +1761,12 @@ void launch_chunked_forward(const ScanOperands<T>& in, T* out, const FastWork<T>
   constexpr int K = fast_steps_per_thread(
       sizeof(T), Var ? ScanPass::variable_forward : ScanPass::constant_forward);
   if constexpr (sizeof(T) == 4) {
-    scan_fwd_staged<T, Var, K><<<grid, kFastThreads, 0, stream>>>(in, out, w);
+    launch_dependent(scan_fwd_staged<T, Var, K>, grid, kFastThreads, 0, stream, op, in, out, w);
   } else {
-    scan_fwd_fast<T, Var, K><<<grid, kFastThreads, 0, stream>>>(in, out, w);
+    launch_dependent(scan_fwd_fast<T, Var, K>, grid, kFastThreads, 0, stream, op, in, out, w);
   }
-  check_launch(op);
-  refwd_marked<T, Var><<<exact_blocks, kExactThreads, 0, stream>>>(in, out, w.redo);
+  launch_dependent(refwd_marked<T, Var>, exact_blocks, kExactThreads, 0, stream, op, in, out,
+                   w.redo);
 }
 
 // The values a rows block polls in one round (elements of each of a and b, at least 256, so
@@ -1770,22 +1783,12 @@ int rows_poll_elems(int threads, size_t fixed_bytes, size_t value_bytes, const c
     auto bytes = [&](int elems) {
       return fixed_bytes + 2 * static_cast<size_t>(elems) * value_bytes;
     };
-    check_cuda(cudaFuncSetAttribute(kKernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                    static_cast<int>(bytes(kCandidates[0]))),
-               op, "cudaFuncSetAttribute(max dynamic shared memory)");
-    check_cuda(cudaFuncSetAttribute(kKernel, cudaFuncAttributePreferredSharedMemoryCarveout,
-                                    cudaSharedmemCarveoutMaxShared),
-               op, "cudaFuncSetAttribute(preferred shared memory carveout)");
-    auto resident = [&](int elems) {
-      int blocks = 0;
-      check_cuda(
-          cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kKernel, threads, bytes(elems)),
-          op, "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
-      return blocks;
-    };
-    const int least = resident(256);
+    prepare_staging_kernel(kKernel, bytes(kCandidates[0]), op);
+    const int least = blocks_per_sm(kKernel, threads, bytes(256), op);
     for (int elems : kCandidates) {
-      if (resident(elems) >= least) return static_cast<uint64_t>(elems);
+      if (blocks_per_sm(kKernel, threads, bytes(elems), op) >= least) {
+        return static_cast<uint64_t>(elems);
+      }
     }
     return uint64_t{256};
   }));
@@ -1807,21 +1810,19 @@ void launch_rows(const ScanOperands<T>& in, T* fwd_h, const T* saved_h, const T*
   RowsWork<T> w = rows_work<T>(p, workspace);
   w.poll_elems =
       rows_poll_elems<scan_rows<T, V>>(Sh::kThreads, Sh::kFixedBytes, sizeof(typename Sh::U), op);
-  scan_rows<T, V>
-      <<<static_cast<unsigned>(p.chunks), Sh::kThreads, Sh::bytes(w.poll_elems), stream>>>(
-          in, fwd_h, saved_h, dy, grad, w);
-  check_launch(op);
+  launch_dependent(scan_rows<T, V>, static_cast<unsigned>(p.chunks), Sh::kThreads,
+                   Sh::bytes(w.poll_elems), stream, op, in, fwd_h, saved_h, dy, grad, w);
   const dim3 exact_blocks = exact_grid(in.state, op);
   if constexpr (V == Variant::fwd || V == Variant::var_fwd) {
-    refwd_marked<T, V == Variant::var_fwd>
-        <<<exact_blocks, kExactThreads, 0, stream>>>(in, fwd_h, w.redo);
+    launch_dependent(refwd_marked<T, V == Variant::var_fwd>, exact_blocks, kExactThreads, 0, stream,
+                     op, in, fwd_h, w.redo);
   } else if constexpr (V == Variant::var_bwd) {
-    rebwd_marked<T><<<exact_blocks, kExactThreads, 0, stream>>>(in, saved_h, dy, grad, w.redo);
+    launch_dependent(rebwd_marked<T>, exact_blocks, kExactThreads, 0, stream, op, in, saved_h, dy,
+                     grad, w.redo);
   } else {
-    fold_chunks<T><<<exact_blocks, kTileChannels * kFoldGroups, 0, stream>>>(
-        in, saved_h, dy, grad, w.part_da, w.part_db, p.chunks, w.redo);
+    launch_dependent(fold_chunks<T>, exact_blocks, kTileChannels * kFoldGroups, 0, stream, op, in,
+                     saved_h, dy, grad, w.part_da, w.part_db, p.chunks, w.redo);
   }
-  check_launch(op);
 }
 
 size_t workspace_bytes(uint64_t steps, uint64_t state, size_t element_bytes, Variant v, bool exact,
@@ -1929,17 +1930,16 @@ void selective_scan_bwd_cuda(const ScanOperands<T>& in, const T* out, const T* d
   constexpr int K = fast_steps_per_thread(sizeof(T), ScanPass::backward);
   const dim3 grid = fast_grid(p, op);
   if (in.variable) {
-    scan_bwd_fast<T, true, K><<<grid, kFastThreads, 0, stream>>>(in, out, dy, grad, w);
-    check_launch(op);
-    rebwd_marked<T><<<exact_blocks, kExactThreads, 0, stream>>>(in, out, dy, grad, w.redo);
-    check_launch(op);
+    launch_dependent(scan_bwd_fast<T, true, K>, grid, kFastThreads, 0, stream, op, in, out, dy,
+                     grad, w);
+    launch_dependent(rebwd_marked<T>, exact_blocks, kExactThreads, 0, stream, op, in, out, dy, grad,
+                     w.redo);
   } else {
-    scan_bwd_fast<T, false, K><<<grid, kFastThreads, 0, stream>>>(in, out, dy, grad, w);
-    check_launch(op);
+    launch_dependent(scan_bwd_fast<T, false, K>, grid, kFastThreads, 0, stream, op, in, out, dy,
+                     grad, w);
     // Folds dA, dB and recomputes the marked channels.
-    fold_chunks<T><<<exact_blocks, kTileChannels * kFoldGroups, 0, stream>>>(
-        in, out, dy, grad, w.part_da, w.part_db, p.chunks, w.redo);
-    check_launch(op);
+    launch_dependent(fold_chunks<T>, exact_blocks, kTileChannels * kFoldGroups, 0, stream, op, in,
+                     out, dy, grad, w.part_da, w.part_db, p.chunks, w.redo);
   }
 }
 
