@@ -552,30 +552,30 @@ void chunk_edges(uint32_t seed) {
                               seed, cuda_requested() ? 10 : 1);
 }
 
-// The rows schedule (at most 64 channels, 32 in the variable backward) at its edges (setting
-// off): a chunk is R = Q K rows, K = scan_rows_steps, Q = floor(threads / S) segments a channel
-// (threads per variant: scan_rows_threads), and the chunk maps are composed in groups of 32 at
-// each level. With r the variable backward's chunk at S = 1 (64 K rows; the other variants'
-// chunks are 2 and 4 times longer), the shapes put T at one chunk and one step past it, at 32
-// chunks (the first complete group) and one past it, and one past 1024 chunks (a third level); at
-// S = 32 (two segments a channel in the variable backward) at 32 and past 1025 chunks of 2K rows,
-// at S = 64 (the variable backward there is chunked) at 32 and 1025 chunks of K rows; S at 3 (Q
-// not a power of two), 17, 31, 33 and 63. Every result within the bound, and the same bits over
-// ten runs on the device.
+// The rows schedule (at most 64 channels) at its edges (setting off): a chunk is R = Q K rows,
+// K = scan_rows_steps, Q = floor(threads / S) segments a channel (threads per variant:
+// scan_rows_threads), and the chunk maps are composed in groups of 32 at each level. With c(S)
+// the backwards' chunk at S channels (the forwards' chunks are as long or twice as long), the
+// shapes put T at one chunk and one step past it at S = 1, at 32 chunks (the first complete
+// group) and one past it, and one past 1024 chunks (a third level); at S = 32 and 64 at 32 chunks
+// and past 1025; S at 3 (Q not a power of two), 17, 31, 33 and 63. Every result within the bound,
+// and the same bits over ten runs on the device.
 template <class T>
 void rows_edges(uint32_t seed) {
   const uint32_t k = static_cast<uint32_t>(tlrt::kernels::scan_rows_steps(sizeof(T)));
-  const uint32_t r = k * static_cast<uint32_t>(tlrt::kernels::scan_rows_threads(true, true));
+  const uint32_t threads = static_cast<uint32_t>(tlrt::kernels::scan_rows_threads(true, true));
+  const auto c = [&](uint32_t state) { return threads / state * k; };
+  const uint32_t r = c(1);
   fast_shapes_within_bound<T>({{33, 1},
                                {r, 1},
                                {r + 1, 1},
                                {32 * r, 1},
                                {32 * r + 1, 1},
                                {1024 * r + 1, 1},
-                               {64 * k, 32},
-                               {2050 * k + 1, 32},
-                               {32 * k, 64},
-                               {1025 * k, 64},
+                               {32 * c(32), 32},
+                               {1025 * c(32) + 1, 32},
+                               {32 * c(64), 64},
+                               {1025 * c(64), 64},
                                {21 * k * 40 + 5, 3},
                                {12345, 17},
                                {100003, 31},

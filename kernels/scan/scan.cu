@@ -14,8 +14,7 @@
 // calls with enough channels to fill the device with exact-schedule blocks (exact_is_faster);
 // the constant forward takes the resident schedule where the sequence fits a block (unless its
 // blocks would read part-sectors of rows in more than one wave, schedule_of); the rest take the
-// rows schedule up to scan_rows_max_state channels (64; 32 in the variable backward) and the
-// chunked one beyond.
+// rows schedule up to kScanRowsMaxState channels (64) and the chunked one beyond.
 //
 // Resident schedule (the constant forward, T up to scan_resident_max_steps: 8192 in float32 and
 // float64): a block of up to 1024 threads holds C adjacent channels (a power of two up to
@@ -260,12 +259,10 @@ Schedule schedule_of(uint64_t steps, uint64_t state, size_t element_bytes, Varia
   if (exact_is_faster(steps, state, v, sms)) return Schedule::exact;
   // The other variants' operands per step (two to five arrays) measured slower on blocks that
   // hold whole sequences than on the chunked schedule.
-  // Up to scan_rows_max_state channels, the rows schedule (a chunked tile of 32 channels would
+  // Up to kScanRowsMaxState channels, the rows schedule (a chunked tile of 32 channels would
   // idle lanes and hold T / L chunks in one look-back chain), unless the constant forward is
   // resident.
-  const Schedule scan = state <= scan_rows_max_state(is_backward(v), is_variable(v))
-                            ? Schedule::rows
-                            : Schedule::chunked;
+  const Schedule scan = state <= kScanRowsMaxState ? Schedule::rows : Schedule::chunked;
   if (v != Variant::fwd || steps > scan_resident_max_steps(element_bytes)) return scan;
   // Past T = 4096 a resident block holds fewer channels than a 32-byte sector, so its rows are
   // read and written in part-sectors; once its grid is more than one block per SM, the chunked
@@ -1115,7 +1112,7 @@ __global__ void __launch_bounds__(kTileChannels* kFoldGroups)
 }
 
 // ---------------------------------------------------------------------------------------------
-// Rows schedule (fast mode, S up to scan_rows_max_state: 64, 32 in the variable backward).
+// Rows schedule (fast mode, S up to kScanRowsMaxState: 64).
 //
 // A block takes a chunk of R = Q K contiguous rows (all S channels) in the order of its ticket:
 // in time order for the forwards, reverse time order for the backwards (chunk 0 holds the last

@@ -13,7 +13,7 @@
 //  - fast: a scan of the affine maps h -> a*h + b over time, within the bound derived in
 //    docs/NUMERICS.md: for the constant forward, resident (a block holds whole sequences of a
 //    few channels on chip, no workspace) where the sequence fits in a block; for up to
-//    scan_rows_max_state channels, rows (blocks of contiguous rows, carries from fixed groups of
+//    kScanRowsMaxState channels, rows (blocks of contiguous rows, carries from fixed groups of
 //    chunk maps); otherwise single-pass chunked (decoupled look-back between chunks).
 // Extents arrive validated (T, S > 0: empty cases are handled by the dispatch).
 #pragma once
@@ -59,7 +59,7 @@ constexpr uint64_t scan_resident_max_steps(size_t element_bytes) {
 }
 
 // Rows-schedule geometry (the fast schedule of every variant at few channels, S up to
-// scan_rows_max_state, where a tile of 32 channels would idle lanes and hold thousands of
+// kScanRowsMaxState, where a tile of 32 channels would idle lanes and hold thousands of
 // chunks): a block of scan_rows_threads threads stages a chunk of R contiguous rows of all S
 // channels, Q = floor(threads / S) segments of K = scan_rows_steps consecutive steps a channel (R
 // = Q K), and takes its carry-in from the maps of the earlier chunks, composed in fixed groups of
@@ -67,20 +67,18 @@ constexpr uint64_t scan_resident_max_steps(size_t element_bytes) {
 // segment spans (32 four-byte words, 16 eight-byte), so a warp's reads of its steps hit distinct
 // banks for any S. A chunk holds at least K rows (Q >= 1: threads >= kScanRowsMaxState).
 constexpr uint64_t kScanRowsMaxState = 64;
-// The variable backward (64 threads a block) keeps at least 2 segments a channel: at T 2^18 x S
-// 64 its rows blocks of one segment took 526 us on the H200 against the chunked schedule's 466.
-constexpr uint64_t scan_rows_max_state(bool backward, bool variable) {
-  return backward && variable ? kScanRowsMaxState / 2 : kScanRowsMaxState;
-}
 constexpr uint64_t kScanRowsGroup = 32;
 constexpr uint64_t scan_rows_steps(size_t element_bytes) {
   return element_bytes == 4 ? 33 : 17;
 }
-// Threads of a rows block: fewer where more operand arrays are staged (1, 3, 3 and 5 arrays for
-// the constant forward, the variable forward, the constant and the variable backward), so that
-// a block's staged rows stay at 33 to 52 KiB.
+// Threads of a rows block: 256 for the constant forward (one staged array), 128 for the others
+// (3, 3 and 5 arrays for the variable forward, the constant and the variable backward), so that
+// a block's staged rows take 33 to 83 KiB. The variable backward had 64 threads, and up to 32
+// channels only; with 128 it keeps two segments a channel at S 64 and was faster on the H200 at
+// every few-channel shape measured (T 2^18 x S 64 340.6 us against 462.5 on the chunked
+// schedule, T 2^24 x S 1 254.3 against 260.0).
 constexpr uint64_t scan_rows_threads(bool backward, bool variable) {
-  return backward ? (variable ? 64 : 128) : (variable ? 128 : 256);
+  return backward ? 128 : (variable ? 128 : 256);
 }
 
 template <class T>
