@@ -91,26 +91,28 @@ uint64_t once_per_device(std::atomic<uint64_t> (&cache)[kMaxCachedDevices], cons
   return value;
 }
 
+// A device attribute of the current device that is positive on every device, queried once per
+// device; `what` names the query in errors.
+template <cudaDeviceAttr kAttribute>
+int cached_device_attribute(const char* op, const char* what) {
+  static std::atomic<uint64_t> cache[kMaxCachedDevices];
+  return static_cast<int>(once_per_device(cache, op, [op, what](int device) {
+    int value = 0;
+    check_cuda(cudaDeviceGetAttribute(&value, kAttribute, device), op, what);
+    return static_cast<uint64_t>(value > 0 ? value : 1);
+  }));
+}
+
 // Streaming multiprocessors of the current device, queried once per device.
 inline uint32_t current_sm_count(const char* op) {
-  static std::atomic<uint64_t> cache[kMaxCachedDevices];
-  return static_cast<uint32_t>(once_per_device(cache, op, [op](int device) {
-    int sms = 0;
-    check_cuda(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), op,
-               "cudaDeviceGetAttribute(multiprocessor count)");
-    return static_cast<uint64_t>(sms);
-  }));
+  return static_cast<uint32_t>(cached_device_attribute<cudaDevAttrMultiProcessorCount>(
+      op, "cudaDeviceGetAttribute(multiprocessor count)"));
 }
 
 // The current device's opt-in limit of shared memory per block, queried once per device.
 inline uint64_t smem_optin_bytes(const char* op) {
-  static std::atomic<uint64_t> cache[kMaxCachedDevices];
-  return once_per_device(cache, op, [op](int device) {
-    int bytes = 0;
-    check_cuda(cudaDeviceGetAttribute(&bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin, device), op,
-               "cudaDeviceGetAttribute(max shared memory per block opt-in)");
-    return static_cast<uint64_t>(bytes);
-  });
+  return static_cast<uint64_t>(cached_device_attribute<cudaDevAttrMaxSharedMemoryPerBlockOptin>(
+      op, "cudaDeviceGetAttribute(max shared memory per block opt-in)"));
 }
 
 #if defined(__CUDACC__)
@@ -188,15 +190,11 @@ TLRT_DEVICE_INLINE void allow_dependents() {
 #endif
 }
 
-// Whether the current device takes programmatic dependent launches, queried once per device.
+// Whether the current device takes programmatic dependent launches (compute capability 9.0 and
+// later), queried once per device.
 inline bool dependent_launch_supported(const char* op) {
-  static std::atomic<uint64_t> cache[kMaxCachedDevices];
-  return once_per_device(cache, op, [op](int device) {
-           int major = 0;
-           check_cuda(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device), op,
-                      "cudaDeviceGetAttribute(compute capability)");
-           return uint64_t{major >= 9 ? 2u : 1u};
-         }) == 2;
+  return cached_device_attribute<cudaDevAttrComputeCapabilityMajor>(
+             op, "cudaDeviceGetAttribute(compute capability)") >= 9;
 }
 
 // kernel<<<grid, block, shared_bytes, stream>>>(args...) as a programmatic dependent launch (see
