@@ -292,6 +292,10 @@ bool Harness::write(const std::string& out_dir, const std::string& device_name) 
   FILE* f = std::fopen(md_path.c_str(), "w");
   if (f != nullptr) {
     std::fprintf(f, "tlrt-bench on %s, %s; copy %.1f GB/s", device_name.c_str(), date, copy_gbps_);
+    if (offset_mib_ != 0) {
+      std::fprintf(f, "; %llu MiB held ahead of the buffers (--offset)",
+                   static_cast<unsigned long long>(offset_mib_));
+    }
     if (!aten_.empty()) std::fprintf(f, "; %s", aten_.c_str());
     std::fprintf(f, "\n\n");
     if (!goals_.empty()) {
@@ -338,14 +342,15 @@ bool Harness::write(const std::string& out_dir, const std::string& device_name) 
     std::string only = "[";
     for (size_t i = 0; i < only_.size(); ++i) only += (i ? "," : "") + json_string(only_[i]);
     only += "]";
-    std::fprintf(
-        f,
-        "{\"tool\":\"tlrt-bench\",\"schema_version\":%d,\"tlrt_version\":%s,"
-        "\"device\":%s,\"date\":\"%s\",\"options\":{\"only\":%s,\"dtype\":%s,\"sweep\":%s},"
-        "\"copy_gbps\":%.1f,\"aten\":%s,\"rows\":[",
-        kJsonSchemaVersion, json_string(TLRT_VERSION).c_str(), json_string(device_name).c_str(),
-        date, only.c_str(), dtype_.empty() ? "null" : json_string(dtype_).c_str(),
-        sweep_option_ ? "true" : "false", copy_gbps_, json_string(aten_).c_str());
+    std::fprintf(f,
+                 "{\"tool\":\"tlrt-bench\",\"schema_version\":%d,\"tlrt_version\":%s,"
+                 "\"device\":%s,\"date\":\"%s\",\"options\":{\"only\":%s,\"dtype\":%s,\"sweep\":%s,"
+                 "\"offset_mib\":%llu},\"copy_gbps\":%.1f,\"aten\":%s,\"rows\":[",
+                 kJsonSchemaVersion, json_string(TLRT_VERSION).c_str(),
+                 json_string(device_name).c_str(), date, only.c_str(),
+                 dtype_.empty() ? "null" : json_string(dtype_).c_str(),
+                 sweep_option_ ? "true" : "false", static_cast<unsigned long long>(offset_mib_),
+                 copy_gbps_, json_string(aten_).c_str());
     for (size_t i = 0; i < rows_.size(); ++i) {
       const Row& r = rows_[i];
       std::fprintf(f,

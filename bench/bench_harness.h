@@ -117,11 +117,14 @@ class Harness {
   void set_aten(const std::string& description) { aten_ = description; }
   // Rows (and sweep points) the filter rejects are not recorded: --only with op names, --dtype.
   void set_row_filter(std::function<bool(const Row&)> keep) { keep_ = std::move(keep); }
-  // The run's selection, for the JSON report: --only as given and --dtype ("" when absent).
-  void set_selection(std::vector<std::string> only, std::string dtype, bool sweep) {
+  // The run's selection, for the JSON report: --only as given, --dtype ("" when absent), --sweep
+  // and --offset (MiB held ahead of the groups' buffers, 0 when absent).
+  void set_selection(std::vector<std::string> only, std::string dtype, bool sweep,
+                     uint64_t offset_mib) {
     only_ = std::move(only);
     dtype_ = std::move(dtype);
     sweep_option_ = sweep;
+    offset_mib_ = offset_mib;
   }
   double copy_gbps() const { return copy_gbps_; }
   // Writes out_dir/bench.md and out_dir/bench.json; false (with a message on stderr) when either
@@ -139,6 +142,7 @@ class Harness {
   std::vector<std::string> only_;
   std::string dtype_;
   bool sweep_option_ = false;
+  uint64_t offset_mib_ = 0;
   std::vector<Row> rows_;
   std::vector<SweepPoint> sweep_;
   std::vector<Goal> goals_;

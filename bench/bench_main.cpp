@@ -1,14 +1,18 @@
 // tlrt-bench: runs the benchmark groups that bench/*_bench.cpp register (bench_group.h) on CUDA
 // device 0, prints the table and writes DIR/bench.md and DIR/bench.json (schema: docs/TOOLS.md).
 //
-//   tlrt-bench [--out DIR] [--only NAME[,NAME...]] [--dtype float32|float64] [--sweep] [--list]
+//   tlrt-bench [--out DIR] [--only NAME[,NAME...]] [--dtype float32|float64] [--sweep]
+//              [--offset MIB] [--list]
 //   tlrt-bench --compare A.json B.json [--threshold T]
 //   tlrt-bench --help
 //
 // --only takes group names (the group and the groups it runs with) and op names (the rows whose
 // name starts with the op, from the groups whose ops name it, else from every group); --dtype
 // keeps the rows whose name says that dtype and the rows that name none; --sweep adds the
-// elementwise size sweep (2^10..2^28); --list prints the groups that would run and their ops.
+// elementwise size sweep (2^10..2^28); --offset holds MIB MiB of device memory from before the
+// first buffer of the run to its end, so that the buffers sit at other device addresses (a row
+// whose time moves with it depends on where its buffers are); --list prints the groups that would
+// run and their ops.
 // --list, --compare and --help need no GPU. Progress (one line per group) goes to stderr.
 // Before anything is measured, with LibTorch linked, every ATen composition a group's rows name
 // must be registered (bench/*_aten.cpp): a forgotten one stops the bench instead of silently
@@ -30,6 +34,8 @@
 #include "bench_harness.h"
 #include "runtime/context.h"
 #if TLRT_HAVE_CUDA
+#include <cuda_runtime.h>
+
 #include "runtime/cuda_device.h"
 #endif
 #include "runtime/plan_cache.h"
@@ -61,7 +67,7 @@ std::string usage(const std::vector<BenchGroup>& groups) {
   std::string names;
   for (const BenchGroup& g : groups) names += (names.empty() ? "" : "|") + std::string(g.name);
   return "usage: tlrt-bench [--out DIR] [--only NAME[,NAME...]] [--dtype float32|float64] "
-         "[--sweep] [--list]\n"
+         "[--sweep] [--offset MIB] [--list]\n"
          "       tlrt-bench --compare A.json B.json [--threshold T]\n"
          "       tlrt-bench --help\n"
          "       NAME: a group (" +
@@ -80,6 +86,8 @@ void print_help(const std::vector<BenchGroup>& groups) {
       "                   the groups it runs with, an op keeps the rows whose name starts with it\n"
       "  --dtype DTYPE    float32 or float64: drop the rows that name the other dtype\n"
       "  --sweep          add the elementwise size sweep 2^10..2^28\n"
+      "  --offset MIB     hold MIB MiB of device memory (1 to 65536) ahead of every buffer of the\n"
+      "                   run, so the buffers sit at other addresses\n"
       "  --list           print the selected groups and their ops; measure nothing (no GPU "
       "needed)\n"
       "  --compare A B    per-row B/A median time of two bench.json files matched by (group,\n"
@@ -244,6 +252,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> only;
   double threshold = 1.10;
   bench::BenchOptions options;
+  uint64_t offset_mib = 0;
   bool list = false, help = false, compare = false, threshold_given = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -259,6 +268,16 @@ int main(int argc, char** argv) {
       }
     } else if (a == "--sweep") {
       options.sweep = true;
+    } else if (a == "--offset" && i + 1 < argc) {
+      const std::string v = argv[++i];
+      char* end = nullptr;
+      const unsigned long long n = std::strtoull(v.c_str(), &end, 10);
+      if (v.empty() || v[0] < '0' || v[0] > '9' || *end != '\0' || n < 1 || n > 65536) {
+        std::fprintf(stderr, "tlrt-bench: --offset %s: a whole number of MiB from 1 to 65536\n",
+                     v.c_str());
+        return 2;
+      }
+      offset_mib = n;
     } else if (a == "--list") {
       list = true;
     } else if (a == "--help" || a == "-h") {
@@ -364,8 +383,20 @@ int main(int argc, char** argv) {
   }
   const tlrt::DeviceProperties props = tlrt::device_properties(0);
   std::printf("tlrt-bench on %s (%s)\n", props.name.c_str(), tlrt::version_string().c_str());
+  // Held to the end of the run, ahead of the harness's buffers and every group's.
+  void* offset_block = nullptr;
+  if (offset_mib != 0) {
+    const cudaError_t st = cudaMalloc(&offset_block, static_cast<size_t>(offset_mib) << 20);
+    if (st != cudaSuccess) {
+      std::fprintf(stderr, "tlrt-bench: --offset %llu: cudaMalloc failed: %s\n",
+                   static_cast<unsigned long long>(offset_mib), cudaGetErrorString(st));
+      return 1;
+    }
+    std::printf("%llu MiB of device memory held ahead of the run's buffers (--offset)\n",
+                static_cast<unsigned long long>(offset_mib));
+  }
   bench::Harness h(tlrt::cuda::stream(0));
-  h.set_selection(only, dtype, options.sweep);
+  h.set_selection(only, dtype, options.sweep, offset_mib);
   h.set_row_filter([&](const bench::Row& r) { return keep_row(r, sel, dtype); });
   h.measure_copy_gbps(size_t{1} << 30);
   const auto start = std::chrono::steady_clock::now();
@@ -382,6 +413,8 @@ int main(int argc, char** argv) {
     h.add_plan_cache_activity(plan_cache_activity(g.name, before, tlrt::plan_cache_counters()));
   }
   h.print();
-  return h.write(out, props.name) ? 0 : 1;
+  const bool written = h.write(out, props.name);
+  if (offset_block != nullptr) cudaFree(offset_block);
+  return written ? 0 : 1;
 #endif
 }
