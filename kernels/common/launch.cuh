@@ -56,13 +56,16 @@ inline dim3 grid_for(uint64_t items, uint64_t per_block, uint64_t cap = kMaxGrid
   return dim3(static_cast<unsigned>(blocks));
 }
 
+// Throws tlrt::Error(device) naming `op` for a kernel launch that returned `st`.
+[[noreturn]] inline void fail_launch(const char* op, cudaError_t st) {
+  fail(ErrorKind::device, op, std::string("kernel launch failed: ") + cudaGetErrorString(st));
+}
+
 // Throws tlrt::Error(device) naming `op` when the last launch (or an earlier asynchronous fault
 // reported with it) failed.
 inline void check_launch(const char* op) {
   const cudaError_t st = cudaGetLastError();
-  if (st != cudaSuccess) {
-    fail(ErrorKind::device, op, std::string("kernel launch failed: ") + cudaGetErrorString(st));
-  }
+  if (st != cudaSuccess) fail_launch(op, st);
 }
 
 // Throws tlrt::Error(device) naming `op` and `what` for a failed CUDA runtime call.
@@ -215,7 +218,7 @@ void launch_dependent(void (*kernel)(Params...), dim3 grid, dim3 block, size_t s
   const cudaError_t st = cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...);
   if (st != cudaSuccess) {
     (void)cudaGetLastError();  // a failed launch is reported here, not by the next check_launch
-    fail(ErrorKind::device, op, std::string("kernel launch failed: ") + cudaGetErrorString(st));
+    fail_launch(op, st);
   }
 }
 
