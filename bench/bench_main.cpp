@@ -32,6 +32,7 @@
 #include "bench_compare.h"
 #include "bench_group.h"
 #include "bench_harness.h"
+#include "common/cli_values.h"
 #include "runtime/context.h"
 #if TLRT_HAVE_CUDA
 #include <cuda_runtime.h>
@@ -43,18 +44,6 @@
 namespace {
 
 using bench::BenchGroup;
-
-std::vector<std::string> split_commas(const std::string& text) {
-  std::vector<std::string> parts;
-  size_t start = 0;
-  while (start <= text.size()) {
-    const size_t comma = text.find(',', start);
-    const size_t end = comma == std::string::npos ? text.size() : comma;
-    if (end > start) parts.push_back(text.substr(start, end - start));
-    start = end + 1;
-  }
-  return parts;
-}
 
 const BenchGroup* find_group(const std::vector<BenchGroup>& groups, const std::string& name) {
   for (const BenchGroup& g : groups) {
@@ -107,7 +96,7 @@ std::vector<std::string> registry_errors(const std::vector<BenchGroup>& groups) 
   for (const BenchGroup& g : groups) {
     if (!seen.insert(g.name).second)
       errors.push_back(std::string("group registered twice: ") + g.name);
-    for (const std::string& with : split_commas(g.runs_with)) {
+    for (const std::string& with : tlrt::split_list(g.runs_with)) {
       if (!find_group(groups, with)) {
         errors.push_back(std::string("group ") + g.name + " runs with unknown group " + with);
       }
@@ -175,7 +164,7 @@ std::vector<BenchGroup> selected_groups(const std::vector<BenchGroup>& groups,
     if (const BenchGroup* g = find_group(groups, name)) {
       sel.groups.insert(name);
       wanted.insert(name);
-      for (const std::string& with : split_commas(g->runs_with)) {
+      for (const std::string& with : tlrt::split_list(g->runs_with)) {
         sel.groups.insert(with);
         wanted.insert(with);
       }
@@ -259,7 +248,7 @@ int main(int argc, char** argv) {
     if (a == "--out" && i + 1 < argc) {
       out = argv[++i];
     } else if (a == "--only" && i + 1 < argc) {
-      for (const std::string& name : split_commas(argv[++i])) only.push_back(name);
+      for (const std::string& name : tlrt::split_list(argv[++i])) only.push_back(name);
     } else if (a == "--dtype" && i + 1 < argc) {
       dtype = argv[++i];
       if (dtype != "float32" && dtype != "float64") {
@@ -269,15 +258,11 @@ int main(int argc, char** argv) {
     } else if (a == "--sweep") {
       options.sweep = true;
     } else if (a == "--offset" && i + 1 < argc) {
-      const std::string v = argv[++i];
-      char* end = nullptr;
-      const unsigned long long n = std::strtoull(v.c_str(), &end, 10);
-      if (v.empty() || v[0] < '0' || v[0] > '9' || *end != '\0' || n < 1 || n > 65536) {
-        std::fprintf(stderr, "tlrt-bench: --offset %s: a whole number of MiB from 1 to 65536\n",
-                     v.c_str());
+      const char* v = argv[++i];
+      if (!tlrt::parse_whole_number(v, &offset_mib) || offset_mib < 1 || offset_mib > 65536) {
+        std::fprintf(stderr, "tlrt-bench: --offset %s: a whole number of MiB from 1 to 65536\n", v);
         return 2;
       }
-      offset_mib = n;
     } else if (a == "--list") {
       list = true;
     } else if (a == "--help" || a == "-h") {
@@ -287,10 +272,8 @@ int main(int argc, char** argv) {
       compare_a = argv[++i];
       compare_b = argv[++i];
     } else if (a == "--threshold" && i + 1 < argc) {
-      char* end = nullptr;
-      threshold = std::strtod(argv[++i], &end);
       threshold_given = true;
-      if (end == argv[i] || *end != '\0' || !(threshold > 0)) {
+      if (!tlrt::parse_positive_number(argv[++i], &threshold)) {
         std::fprintf(stderr, "tlrt-bench: --threshold %s: a positive number (1.10: 10%% slower)\n",
                      argv[i]);
         return 2;

@@ -5,12 +5,12 @@
 //   tlrt-fuzz --seed S --calls N [--time-limit SECONDS] [--backend cpu|cuda] [--verbose]
 //             [--batch-size N] [--children fork|exec] [--memory-cap-mib N]
 //             [--child-timeout SECONDS] [--list-symbols] [--exit-holding-buffer]
-#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
 
+#include "common/cli_values.h"
 #include "tlrt/torchlean_abi.h"
 #include "tools/fuzz/fuzz_session.h"
 
@@ -35,16 +35,6 @@ void usage(FILE* out) {
       "                        batch (default and required for cuda)\n"
       "  --exit-holding-buffer keep one buffer alive until static destruction at exit\n",
       out);
-}
-
-bool parse_u64(const char* text, uint64_t* out) {
-  if (text == nullptr || *text == '\0') return false;
-  char* end = nullptr;
-  errno = 0;
-  const unsigned long long v = std::strtoull(text, &end, 0);
-  if (errno != 0 || *end != '\0') return false;
-  *out = v;
-  return true;
 }
 
 }  // namespace
@@ -73,13 +63,13 @@ int main(int argc, char** argv) {
     };
     uint64_t n = 0;
     if (a == "--seed") {
-      need(parse_u64(value, &options.seed));
+      need(tlrt::parse_whole_number(value, &options.seed));
       have_seed = true;
     } else if (a == "--calls") {
-      need(parse_u64(value, &options.calls));
+      need(tlrt::parse_whole_number(value, &options.calls));
       have_calls = true;
     } else if (a == "--time-limit") {
-      need(value != nullptr && (options.time_limit_seconds = std::atof(value)) > 0);
+      need(tlrt::parse_positive_number(value, &options.time_limit_seconds));
     } else if (a == "--backend") {
       need(value != nullptr && (std::strcmp(value, "cpu") == 0 || std::strcmp(value, "cuda") == 0));
       options.backend = value;
@@ -90,11 +80,12 @@ int main(int argc, char** argv) {
     } else if (a == "--exit-holding-buffer") {
       options.exit_holding_buffer = true;
     } else if (a == "--batch-size") {
-      need(parse_u64(value, &options.batch_size) && options.batch_size > 0);
+      need(tlrt::parse_whole_number(value, &options.batch_size) && options.batch_size > 0);
     } else if (a == "--memory-cap-mib") {
-      need(parse_u64(value, &options.memory_cap_mib) && options.memory_cap_mib >= 16);
+      need(tlrt::parse_whole_number(value, &options.memory_cap_mib) &&
+           options.memory_cap_mib >= 16);
     } else if (a == "--child-timeout") {
-      need(parse_u64(value, &n) && n > 0 && n < 100000);
+      need(tlrt::parse_whole_number(value, &n) && n > 0 && n < 100000);
       options.child_timeout_seconds = static_cast<int>(n);
     } else if (a == "--children") {
       need(value != nullptr &&

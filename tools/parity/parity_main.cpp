@@ -24,11 +24,11 @@
 #include <map>
 #include <random>
 #include <set>
-#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "common/cli_values.h"
 #include "common/report_file.h"
 #include "runtime/context.h"
 #include "tools/parity/parity_case.h"
@@ -243,10 +243,14 @@ bool parse(int argc, char** argv, Options& opt, Cli& cli) {
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     const bool has_value = i + 1 < argc;
-    if (a == "--n" && has_value) {
-      opt.n = std::strtoull(argv[++i], nullptr, 0);
-    } else if (a == "--seed" && has_value) {
-      opt.seed = std::strtoull(argv[++i], nullptr, 0);
+    if ((a == "--n" || a == "--seed") && has_value) {
+      uint64_t& value = a == "--n" ? opt.n : opt.seed;
+      if (!tlrt::parse_whole_number(argv[++i], &value)) {
+        std::fprintf(stderr,
+                     "tlrt-parity: %s %s: a whole number (decimal, or hexadecimal after 0x)\n",
+                     a.c_str(), argv[i]);
+        return false;
+      }
     } else if (a == "--json" && has_value) {
       opt.json_path = argv[++i];
     } else if (a == "--markdown" && has_value) {
@@ -256,10 +260,7 @@ bool parse(int argc, char** argv, Options& opt, Cli& cli) {
     } else if (a == "--oracle") {
       opt.oracle = true;
     } else if (a == "--only" && has_value) {
-      std::stringstream list(argv[++i]);
-      for (std::string name; std::getline(list, name, ',');) {
-        if (!name.empty()) cli.only.push_back(name);
-      }
+      for (const std::string& name : tlrt::split_list(argv[++i])) cli.only.push_back(name);
     } else if (a == "--dtype" && has_value) {
       cli.dtype = argv[++i];
       if (cli.dtype != "float32" && cli.dtype != "float64") {
