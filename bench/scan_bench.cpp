@@ -1,6 +1,7 @@
 // Diagonal selective scans through their CUDA launchers, float32, at T x S = 4096 x 1024,
 // 8192 x 1024 (past the range where the constant forward stays resident at this S), 2048 x 16384
-// and 65536 x 1024, and few channels with long sequences (2^24 x 1, 2^21 x 8, 2^18 x 64), each op
+// and 65536 x 1024, few channels with long sequences (2^24 x 1, 2^21 x 8, 2^18 x 64) and the
+// channels between (2^17 x 128, 2^16 x 256), each op
 // with the fast schedule (resident, rows or chunked look-back by shape, what the dispatch runs with
 // the deterministic setting off) and the exact schedule (one thread per channel, setting on) as
 // separate rows, the schedule passed to the launcher as the dispatch passes it. Bytes are the
@@ -33,8 +34,9 @@ constexpr const char* kAtenVarBwd = "selective_scan_diag_var_bwd";
 struct Shape {
   uint64_t steps, state;
 };
-constexpr Shape kShapes[] = {{4096, 1024},  {8192, 1024},  {2048, 16384}, {65536, 1024},
-                             {1u << 24, 1}, {1u << 21, 8}, {1u << 18, 64}};
+constexpr Shape kShapes[] = {{4096, 1024},   {8192, 1024},    {2048, 16384},
+                             {65536, 1024},  {1u << 24, 1},   {1u << 21, 8},
+                             {1u << 18, 64}, {1u << 17, 128}, {1u << 16, 256}};
 constexpr uint64_t kMaxElements = 65536 * 1024;
 
 struct Device {
@@ -131,8 +133,10 @@ void scan_benchmarks(Harness& h, const BenchOptions&) {
 const GroupRegistration kScanGroup(
     {"scan",
      "diagonal selective scans (constant and variable, forward and backward) at T x S = 4096 x "
-     "1024, 8192 x 1024, 2048 x 16384, 65536 x 1024, 2^24 x 1, 2^21 x 8, 2^18 x 64, float32, fast "
-     "and exact schedules, bytes that must move, next to TorchLean's ATen log-step prefix",
+     "1024, 8192 x 1024, 2048 x 16384, 65536 x 1024, 2^24 x 1, 2^21 x 8, 2^18 x 64, 2^17 x 128, "
+     "2^16 x 256, float32, fast and exact schedules, bytes that must move, next to TorchLean's "
+     "ATen "
+     "log-step prefix",
      95, scan_benchmarks, "", []() -> std::vector<std::string> {
        return {kAtenFwd, kAtenVarFwd, kAtenBwd, kAtenVarBwd};
      }});

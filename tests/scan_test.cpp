@@ -530,36 +530,40 @@ void resident_edges(uint32_t seed) {
                               seed, cuda_requested() ? 10 : 1);
 }
 
-// The chunked schedule (more than 64 channels) at its chunk boundaries (setting off): L = 8K
-// steps a chunk, in float32 96 for the variable forward (K 12), 128 for the backwards (K 16) and
-// 256 for the constant forward past the resident range (K 32); in float64 64 (K 8). The shapes
-// put T at one and two chunks exactly and one step past them, for each of those lengths. Every
-// result within the bound, and the same bits over ten runs on the device.
+// The chunked schedule (more than 128 channels; more than 64 in the backwards) at its chunk
+// boundaries (setting off): L = 8K steps a chunk, in float32 96 for the variable forward (K 12),
+// 128 for the backwards (K 16) and 256 for the constant forward past the resident range (K 32); in
+// float64 64 (K 8). The shapes put T at one and two chunks exactly and one step past them, for
+// each of those lengths, with a partial last tile of channels. Every result within the bound, and
+// the same bits over ten runs on the device.
 template <class T>
 void chunk_edges(uint32_t seed) {
-  fast_shapes_within_bound<T>({{64, 70},
-                               {65, 70},
-                               {96, 70},
-                               {97, 70},
-                               {128, 65},
-                               {129, 65},
-                               {192, 65},
-                               {193, 65},
-                               {256, 71},
-                               {257, 71},
-                               {9216, 67},
-                               {9217, 67}},
+  fast_shapes_within_bound<T>({{64, 130},
+                               {65, 130},
+                               {96, 130},
+                               {97, 130},
+                               {128, 129},
+                               {129, 129},
+                               {192, 129},
+                               {193, 129},
+                               {256, 131},
+                               {257, 131},
+                               {9216, 133},
+                               {9217, 133}},
                               seed, cuda_requested() ? 10 : 1);
 }
 
-// The rows schedule (at most 64 channels) at its edges (setting off): a chunk is R = Q K rows,
-// K = scan_rows_steps, Q = floor(threads / S) segments a channel (threads per variant:
-// scan_rows_threads), and the chunk maps are composed in groups of 32 at each level. With c(S)
-// the backwards' chunk at S channels (the forwards' chunks are as long or twice as long), the
-// shapes put T at one chunk and one step past it at S = 1, at 32 chunks (the first complete
-// group) and one past it, and one past 1024 chunks (a third level); at S = 32 and 64 at 32 chunks
-// and past 1025; S at 3 (Q not a power of two), 17, 31, 33 and 63. Every result within the bound,
-// and the same bits over ten runs on the device.
+// The rows schedule (at most 64 channels; 128 in the forwards) at its edges (setting off): a
+// chunk is R = Q K rows, K = scan_rows_steps, Q = floor(threads / S) segments a channel (threads
+// per variant: scan_rows_threads), and the chunk maps are composed in groups of 32 at each level.
+// With c(S) the backwards' chunk at S channels (the forwards' chunks are as long or twice as
+// long), the shapes put T at one chunk and one step past it at S = 1, at 32 chunks (the first
+// complete group) and one past it, and one past 1024 chunks (a third level); at S = 32 and 64 at
+// 32 chunks and past 1025; S at 3 (Q not a power of two), 17, 31, 33 and 63. Past 64 channels only
+// the forwards take it: at S = 128 (one segment a channel in the variable forward, two in the
+// constant one) at 32 chunks of the variable forward and past 1025, and at S = 65, 100 and 127
+// (rows not a multiple of 16 bytes). Every result within the bound, and the same bits over ten
+// runs on the device.
 template <class T>
 void rows_edges(uint32_t seed) {
   const uint32_t k = static_cast<uint32_t>(tlrt::kernels::scan_rows_steps(sizeof(T)));
@@ -580,7 +584,12 @@ void rows_edges(uint32_t seed) {
                                {12345, 17},
                                {100003, 31},
                                {1000 * k + 7, 33},
-                               {5000, 63}},
+                               {5000, 63},
+                               {32 * k, 128},
+                               {1025 * k + 1, 128},
+                               {40 * k + 3, 65},
+                               {2000, 100},
+                               {777, 127}},
                               seed, cuda_requested() ? 10 : 1);
 }
 
@@ -593,15 +602,17 @@ TEST_F(Scan, RowsScheduleEdgesStayWithinTheBoundAndRepeatFloat64) {
 }
 
 // Few channels with long sequences (setting off): the rows schedule's thousands of chunks, each
-// chunk's carry-in composed from the published maps of fixed groups of earlier chunks, and at
-// 100 channels the chunked schedule's tiles of 256 to 1024 chunks, each chunk's carry-in resolved
-// by the look-back over its nearest predecessors, wherever in that window the first inclusive
-// value appears. Every result within the bound, and the same bits over ten runs on the device
-// (what a block finds published varies run to run, the maps it applies do not).
+// chunk's carry-in composed from the published maps of fixed groups of earlier chunks (at 100
+// channels the forwards' only), and at 100 channels (the backwards) and 160 the chunked
+// schedule's tiles of 256 to 1024 chunks, each chunk's carry-in resolved by the look-back over
+// its nearest predecessors, wherever in that window the first inclusive value appears. Every
+// result within the bound, and the same bits over ten runs on the device (what a block finds
+// published varies run to run, the maps it applies do not).
 template <class T>
 void long_sequences(uint32_t seed) {
-  fast_shapes_within_bound<T>({{1u << 20, 1}, {300001, 5}, {1u << 17, 40}, {1u << 16, 100}}, seed,
-                              cuda_requested() ? 10 : 1);
+  fast_shapes_within_bound<T>(
+      {{1u << 20, 1}, {300001, 5}, {1u << 17, 40}, {1u << 16, 100}, {1u << 16, 160}}, seed,
+      cuda_requested() ? 10 : 1);
 }
 
 TEST_F(Scan, LongSequencesOfFewChannelsStayWithinTheBoundAndRepeatFloat32) {
@@ -633,16 +644,17 @@ TEST_F(Scan, ResidentScheduleEdgesStayWithinTheBoundAndRepeatFloat64) {
 // has NaN, inf where it overflows); the other channels stay within the bound. The shapes up to
 // T 8192 take the resident schedule (several marked channels in one block, S not a multiple of
 // its channel count) in the constant forward; at most 64 channels take the rows schedule
-// otherwise (T 20000 x S 20 every op), more the chunked one (T 9000 x S 70 every op); the last
+// otherwise (T 20000 x S 20 every op; T 9000 x S 70 the forwards), more the chunked one (T 9000
+// x S 70 the backwards, T 9000 x S 130 every op); the last
 // shape has enough channels that the launcher may take the exact schedule for the whole call.
 template <class T>
 void marked_channels_follow_the_recurrence(uint32_t seed) {
   DeterministicScope scope(false);
   const T inf = std::numeric_limits<T>::infinity();
   const T nan = std::numeric_limits<T>::quiet_NaN();
-  const std::pair<uint32_t, uint32_t> shapes[] = {{3000, 40},  {200, 70},  {40, 50},   {1025, 40},
-                                                  {2049, 37},  {4096, 45}, {8192, 38}, {9000, 40},
-                                                  {20000, 20}, {9000, 70}, {64, 20000}};
+  const std::pair<uint32_t, uint32_t> shapes[] = {
+      {3000, 40}, {200, 70},  {40, 50},    {1025, 40}, {2049, 37},  {4096, 45},
+      {8192, 38}, {9000, 40}, {20000, 20}, {9000, 70}, {9000, 130}, {64, 20000}};
   for (auto [steps, state] : shapes) {
     for (bool variable : {false, true}) {
       Problem<T> p = random_problem<T>(steps, state, variable, seed++, false, 0.999);

@@ -14,7 +14,8 @@
 // calls with enough channels to fill the device with exact-schedule blocks (exact_is_faster);
 // the constant forward takes the resident schedule where the sequence fits a block (unless its
 // blocks would read part-sectors of rows in more than one wave, schedule_of); the rest take the
-// rows schedule up to kScanRowsMaxState channels (64) and the chunked one beyond.
+// rows schedule up to scan_rows_max_state channels (128 in the forwards, 64 in the backwards) and
+// the chunked one beyond.
 //
 // Resident schedule (the constant forward, T up to scan_resident_max_steps: 8192 in float32 and
 // float64): a block of up to 1024 threads holds C adjacent channels (a power of two up to
@@ -259,10 +260,11 @@ Schedule schedule_of(uint64_t steps, uint64_t state, size_t element_bytes, Varia
   if (exact_is_faster(steps, state, v, sms)) return Schedule::exact;
   // The other variants' operands per step (two to five arrays) measured slower on blocks that
   // hold whole sequences than on the chunked schedule.
-  // Up to kScanRowsMaxState channels, the rows schedule (a chunked tile of 32 channels would
-  // idle lanes and hold T / L chunks in one look-back chain), unless the constant forward is
+  // Up to scan_rows_max_state channels, the rows schedule (a chunked tile of 32 channels would
+  // idle lanes or hold T / L chunks in one look-back chain), unless the constant forward is
   // resident.
-  const Schedule scan = state <= kScanRowsMaxState ? Schedule::rows : Schedule::chunked;
+  const Schedule scan =
+      state <= scan_rows_max_state(is_backward(v)) ? Schedule::rows : Schedule::chunked;
   if (v != Variant::fwd || steps > scan_resident_max_steps(element_bytes)) return scan;
   // Past T = 4096 a resident block holds fewer channels than a 32-byte sector, so its rows are
   // read and written in part-sectors; once its grid is more than one block per SM, the chunked
@@ -1112,7 +1114,8 @@ __global__ void __launch_bounds__(kTileChannels* kFoldGroups)
 }
 
 // ---------------------------------------------------------------------------------------------
-// Rows schedule (fast mode, S up to kScanRowsMaxState: 64).
+// Rows schedule (fast mode, S up to scan_rows_max_state: 128 in the forwards, 64 in the
+// backwards).
 //
 // A block takes a chunk of R = Q K contiguous rows (all S channels) in the order of its ticket:
 // in time order for the forwards, reverse time order for the backwards (chunk 0 holds the last
@@ -1144,13 +1147,14 @@ __global__ void __launch_bounds__(kTileChannels* kFoldGroups)
 // slot's share their place in a 16-byte word). The backward forms dX (and the variable variant's
 // dA, dB) in the same pass; the constant variant's per-chunk sums of dA, dB (reverse time inside
 // the chunk) go to the workspace for fold_chunks. Marks as in the chunked schedule: a byte per
-// channel, recomputed by the kernel queued behind (refwd_marked, rebwd_marked, fold_chunks).
+// channel, recomputed by the kernel queued behind (refwd_marked, rebwd_marked, fold_chunks); inside
+// the block they gather in a bit a channel. The channels' carries, once the polls are over, sit
+// where the last poll round's values were.
 
 constexpr int kRowsGroupLog2 = 5;
 static_assert((uint64_t{1} << kRowsGroupLog2) == kScanRowsGroup, "groups of 2^5 maps");
 constexpr uint64_t kRowsGroupLast = kScanRowsGroup - 1;
 constexpr int kRowsMaxLevels = 7;  // 32^7 = 2^35 chunks are more than a grid holds
-constexpr int kRowsMaxState = static_cast<int>(kScanRowsMaxState);
 
 // (ca, cb) becomes (a, b) o (ca, cb), the map (a, b) applied after it, or (a, b) itself where
 // `any` is false (the first map).
@@ -1225,7 +1229,8 @@ struct RowsShape {
   static constexpr size_t bytes(int poll_elems) {
     return kFixedBytes + 2 * static_cast<size_t>(poll_elems) * sizeof(U);
   }
-  static_assert(kThreads >= kRowsMaxState, "a chunk holds at least one segment a channel");
+  static_assert(kThreads >= static_cast<int>(scan_rows_max_state(kBwd)),
+                "a chunk holds at least one segment a channel");
 };
 
 // The elements [lo, hi) of a row range split at 16-byte words: a head [lo, a) of single
@@ -1293,15 +1298,15 @@ __global__ void __launch_bounds__(RowsShape<T, V>::kThreads)
   T* s_cb = s_ca + NT;
   U* s_ia = reinterpret_cast<U*>(s_cb + NT);  // polled group maps of a round [f][j]
   U* s_ib = s_ia + w.poll_elems;
-  __shared__ T s_carry[kRowsMaxState];
-  __shared__ int s_redo[kRowsMaxState];
+  __shared__ unsigned s_redo[NT / 32];  // a mark bit a channel
 
   const int tid = threadIdx.x;
   const int S = static_cast<int>(in.state);
   const int64_t steps = static_cast<int64_t>(in.steps);
   const int Q = w.segments;
   const int64_t R = static_cast<int64_t>(Q) * K;
-  if (tid < S) s_redo[tid] = 0;
+  auto mark = [&](int channel) { atomicOr(&s_redo[channel / 32], 1u << (channel % 32)); };
+  if (tid < NT / 32) s_redo[tid] = 0;
   const uint64_t chunk = take_ticket(w.ticket);  // its barrier orders the clearing above
   // The chunk's window: rows [w0, w0 + R) in memory order, of which [r_lo, r_hi) are in the
   // sequence.
@@ -1491,7 +1496,7 @@ __global__ void __launch_bounds__(RowsShape<T, V>::kThreads)
   if (tid < S) {
     if constexpr (!kBwd) {
       carry = load(in.h0 + tid);
-      if (!isfinite(carry)) s_redo[tid] = 1;
+      if (!isfinite(carry)) mark(tid);
     }
   }
   for_maps(
@@ -1503,6 +1508,7 @@ __global__ void __launch_bounds__(RowsShape<T, V>::kThreads)
                static_cast<uint64_t>(f);
       },
       [&](T a, T b) { carry = step(a, carry, b); });
+  T* s_carry = reinterpret_cast<T*>(s_ia);  // the polls are over: every round ended in a barrier
   if (tid < S) s_carry[tid] = carry;
   __syncthreads();
 
@@ -1542,7 +1548,7 @@ __global__ void __launch_bounds__(RowsShape<T, V>::kThreads)
         }
       }
     }
-    if (redo) s_redo[j] = 1;
+    if (redo) mark(j);
   }
   if constexpr (V == Variant::bwd) {
     // The chunk's partial sums of dA, dB: segments in scan (reverse time) order.
@@ -1575,7 +1581,7 @@ __global__ void __launch_bounds__(RowsShape<T, V>::kThreads)
       store(oX, grad.db);
     }
   }
-  if (tid < S && s_redo[tid] != 0) w.redo[tid] = kRedoMarked;
+  if (tid < S && ((s_redo[tid / 32] >> (tid % 32)) & 1u) != 0) w.redo[tid] = kRedoMarked;
 }
 
 template <class T>
@@ -1750,6 +1756,27 @@ void clear_work(const WorkLayout& p, void* workspace, CUstream_st* stream, const
   check_launch(op);
 }
 
+// The kernel queued behind a chunked or rows launch of variant V on `blocks` (exact_grid, found
+// before the first launch of the call), launched dependent: the forwards and the variable backward
+// recompute the channels marked in w.redo on the literal recurrence; the constant backward's
+// fold_chunks also folds the `chunks` per-chunk sums of dA, dB. The forwards write fwd_h; the
+// backwards read saved_h, dy and write grad.
+template <class T, Variant V>
+void launch_recompute(const ScanOperands<T>& in, T* fwd_h, const T* saved_h, const T* dy,
+                      const ScanGradients<T>& grad, const WorkPointers<T>& w, uint64_t chunks,
+                      dim3 blocks, CUstream_st* stream, const char* op) {
+  if constexpr (V == Variant::fwd || V == Variant::var_fwd) {
+    launch_dependent(refwd_marked<T, V == Variant::var_fwd>, blocks, kExactThreads, 0, stream, op,
+                     in, fwd_h, w.redo);
+  } else if constexpr (V == Variant::var_bwd) {
+    launch_dependent(rebwd_marked<T>, blocks, kExactThreads, 0, stream, op, in, saved_h, dy, grad,
+                     w.redo);
+  } else {
+    launch_dependent(fold_chunks<T>, blocks, kTileChannels * kFoldGroups, 0, stream, op, in,
+                     saved_h, dy, grad, w.part_da, w.part_db, chunks, w.redo);
+  }
+}
+
 // The chunked forward of one variant (float32: operands staged in shared memory; float64: in
 // registers), then the recompute of the channels it marked, queued behind it.
 template <class T, bool Var>
@@ -1762,12 +1789,12 @@ void launch_chunked_forward(const ScanOperands<T>& in, T* out, const FastWork<T>
   } else {
     launch_dependent(scan_fwd_fast<T, Var, K>, grid, kFastThreads, 0, stream, op, in, out, w);
   }
-  launch_dependent(refwd_marked<T, Var>, exact_blocks, kExactThreads, 0, stream, op, in, out,
-                   w.redo);
+  launch_recompute<T, Var ? Variant::var_fwd : Variant::fwd>(in, out, nullptr, nullptr, {}, w,
+                                                             w.chunks, exact_blocks, stream, op);
 }
 
 // The values a rows block polls in one round (elements of each of a and b, at least 256, so
-// that a round holds at least 4 maps of 64 channels): the most, up to 2048, that keep the
+// that a round holds at least 2 maps of 128 channels): the most, up to 2048, that keep the
 // kernel's resident blocks per SM at their count with 256, so that the poll buffer never costs
 // a resident block. Found once per device with the occupancy calculator (the first call also
 // raises the kernel's dynamic shared memory limit and prefers the largest carveout). How many
@@ -1802,6 +1829,7 @@ void launch_rows(const ScanOperands<T>& in, T* fwd_h, const T* saved_h, const T*
   if (p.chunks > 0x7fffffffu) {
     fail(ErrorKind::invalid_argument, op, "seqLen exceeds the CUDA grid");
   }
+  const dim3 exact_blocks = exact_grid(in.state, op);
   clear_work(p, workspace, stream, op);
   using Sh = RowsShape<T, V>;
   RowsWork<T> w = rows_work<T>(p, workspace);
@@ -1809,17 +1837,7 @@ void launch_rows(const ScanOperands<T>& in, T* fwd_h, const T* saved_h, const T*
       rows_poll_elems<scan_rows<T, V>>(Sh::kThreads, Sh::kFixedBytes, sizeof(typename Sh::U), op);
   launch_dependent(scan_rows<T, V>, static_cast<unsigned>(p.chunks), Sh::kThreads,
                    Sh::bytes(w.poll_elems), stream, op, in, fwd_h, saved_h, dy, grad, w);
-  const dim3 exact_blocks = exact_grid(in.state, op);
-  if constexpr (V == Variant::fwd || V == Variant::var_fwd) {
-    launch_dependent(refwd_marked<T, V == Variant::var_fwd>, exact_blocks, kExactThreads, 0, stream,
-                     op, in, fwd_h, w.redo);
-  } else if constexpr (V == Variant::var_bwd) {
-    launch_dependent(rebwd_marked<T>, exact_blocks, kExactThreads, 0, stream, op, in, saved_h, dy,
-                     grad, w.redo);
-  } else {
-    launch_dependent(fold_chunks<T>, exact_blocks, kTileChannels * kFoldGroups, 0, stream, op, in,
-                     saved_h, dy, grad, w.part_da, w.part_db, p.chunks, w.redo);
-  }
+  launch_recompute<T, V>(in, fwd_h, saved_h, dy, grad, w, p.chunks, exact_blocks, stream, op);
 }
 
 size_t workspace_bytes(uint64_t steps, uint64_t state, size_t element_bytes, Variant v, bool exact,
@@ -1929,14 +1947,13 @@ void selective_scan_bwd_cuda(const ScanOperands<T>& in, const T* out, const T* d
   if (in.variable) {
     launch_dependent(scan_bwd_fast<T, true, K>, grid, kFastThreads, 0, stream, op, in, out, dy,
                      grad, w);
-    launch_dependent(rebwd_marked<T>, exact_blocks, kExactThreads, 0, stream, op, in, out, dy, grad,
-                     w.redo);
+    launch_recompute<T, Variant::var_bwd>(in, nullptr, out, dy, grad, w, p.chunks, exact_blocks,
+                                          stream, op);
   } else {
     launch_dependent(scan_bwd_fast<T, false, K>, grid, kFastThreads, 0, stream, op, in, out, dy,
                      grad, w);
-    // Folds dA, dB and recomputes the marked channels.
-    launch_dependent(fold_chunks<T>, exact_blocks, kTileChannels * kFoldGroups, 0, stream, op, in,
-                     out, dy, grad, w.part_da, w.part_db, p.chunks, w.redo);
+    launch_recompute<T, Variant::bwd>(in, nullptr, out, dy, grad, w, p.chunks, exact_blocks, stream,
+                                      op);
   }
 }
 

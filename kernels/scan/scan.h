@@ -13,8 +13,9 @@
 //  - fast: a scan of the affine maps h -> a*h + b over time, within the bound derived in
 //    docs/NUMERICS.md: for the constant forward, resident (a block holds whole sequences of a
 //    few channels on chip, no workspace) where the sequence fits in a block; for up to
-//    kScanRowsMaxState channels, rows (blocks of contiguous rows, carries from fixed groups of
-//    chunk maps); otherwise single-pass chunked (decoupled look-back between chunks).
+//    scan_rows_max_state channels (128 in the forwards, 64 in the backwards), rows (blocks of
+//    contiguous rows, carries from fixed groups of chunk maps); otherwise single-pass chunked
+//    (decoupled look-back between chunks).
 // Extents arrive validated (T, S > 0: empty cases are handled by the dispatch).
 #pragma once
 
@@ -59,14 +60,14 @@ constexpr uint64_t scan_resident_max_steps(size_t element_bytes) {
 }
 
 // Rows-schedule geometry (the fast schedule of every variant at few channels, S up to
-// kScanRowsMaxState, where a tile of 32 channels would idle lanes and hold thousands of
-// chunks): a block of scan_rows_threads threads stages a chunk of R contiguous rows of all S
-// channels, Q = floor(threads / S) segments of K = scan_rows_steps consecutive steps a channel (R
-// = Q K), and takes its carry-in from the maps of the earlier chunks, composed in fixed groups of
-// kScanRowsGroup (no serial chain over the chunks). K is 1 modulo the shared-memory banks a row
-// segment spans (32 four-byte words, 16 eight-byte), so a warp's reads of its steps hit distinct
-// banks for any S. A chunk holds at least K rows (Q >= 1: threads >= kScanRowsMaxState).
-constexpr uint64_t kScanRowsMaxState = 64;
+// scan_rows_max_state, where a tile of 32 channels would idle lanes or hold hundreds of chunks in
+// one look-back chain): a block of scan_rows_threads threads stages a chunk of R contiguous rows
+// of all S channels, Q = floor(threads / S) segments of K = scan_rows_steps consecutive steps a
+// channel (R = Q K), and takes its carry-in from the maps of the earlier chunks, composed in fixed
+// groups of kScanRowsGroup (no serial chain over the chunks). K is 1 modulo the shared-memory
+// banks a row segment spans (32 four-byte words, 16 eight-byte), so a warp's reads of its steps
+// hit distinct banks for any S. A chunk holds at least K rows (Q >= 1: threads >=
+// scan_rows_max_state).
 constexpr uint64_t kScanRowsGroup = 32;
 constexpr uint64_t scan_rows_steps(size_t element_bytes) {
   return element_bytes == 4 ? 33 : 17;
@@ -79,6 +80,15 @@ constexpr uint64_t scan_rows_steps(size_t element_bytes) {
 // schedule, T 2^24 x S 1 254.3 against 260.0).
 constexpr uint64_t scan_rows_threads(bool backward, bool variable) {
   return backward ? 128 : (variable ? 128 : 256);
+}
+// The most channels a rows call holds: 128 in the forwards, 64 in the backwards. At 65 to 128
+// channels the chunked schedule's tiles hold T / L chunks each in one look-back chain, and the
+// forwards took 8-11% less time on rows blocks on the H200 (T 2^17 and 2^19 x S 128); the
+// backwards took more there (the variable backward, one segment a channel: 454 against 238 us at
+// T 2^17), and so did the constant forward at 256 channels (one segment a channel: 175 against 78
+// us at T 2^16).
+constexpr uint64_t scan_rows_max_state(bool backward) {
+  return backward ? 64 : 128;
 }
 
 template <class T>

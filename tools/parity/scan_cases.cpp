@@ -277,10 +277,10 @@ class ScanCase : public ComparedCase {
 
 CaseList make_scan_cases(const Options&) {
   CaseList list;
-  const std::pair<uint64_t, uint64_t> shapes[] = {{1, 1},      {2, 3},     {3, 17},      {17, 2},
-                                                  {1000, 3},   {3, 1000},  {17, 1000},   {1000, 17},
-                                                  {4096, 17},  {17, 4096}, {1000, 1000}, {4096, 64},
-                                                  {100000, 4}, {0, 3},     {3, 0}};
+  const std::pair<uint64_t, uint64_t> shapes[] = {
+      {1, 1},      {2, 3},       {3, 17},    {17, 2},    {1000, 3},    {3, 1000},
+      {17, 1000},  {1000, 17},   {4096, 17}, {17, 4096}, {1000, 1000}, {4096, 64},
+      {100000, 4}, {10000, 100}, {0, 3},     {3, 0}};
   uint64_t key = 0x5ca9;
   std::vector<Recipe> recipes;
   for (auto [steps, state] : shapes) {
