@@ -534,8 +534,9 @@ void resident_edges(uint32_t seed) {
 // boundaries (setting off): L = 8K steps a chunk, in float32 96 for the variable forward (K 12),
 // 128 for the backwards (K 16) and 256 for the constant forward past the resident range (K 32); in
 // float64 64 (K 8). The shapes put T at one and two chunks exactly and one step past them, for
-// each of those lengths, with a partial last tile of channels. Every result within the bound, and
-// the same bits over ten runs on the device.
+// each of those lengths, with a partial last tile of channels: at 129 to 133 channels (5 tiles,
+// the look-back window of 16 but in the variable backward) and at 291 (10 tiles, the window of
+// 8). Every result within the bound, and the same bits over ten runs on the device.
 template <class T>
 void chunk_edges(uint32_t seed) {
   fast_shapes_within_bound<T>({{64, 130},
@@ -549,7 +550,11 @@ void chunk_edges(uint32_t seed) {
                                {256, 131},
                                {257, 131},
                                {9216, 133},
-                               {9217, 133}},
+                               {9217, 133},
+                               {96, 291},
+                               {97, 291},
+                               {256, 291},
+                               {257, 291}},
                               seed, cuda_requested() ? 10 : 1);
 }
 

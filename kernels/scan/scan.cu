@@ -38,9 +38,10 @@
 // backwards and the float64 forwards hold them in registers. Each thread composes its K maps, the
 // block composes the 8 segment maps in shared memory (the chunk's aggregate), warp 0 publishes the
 // aggregate, and the block resolves the chunk's carry-in by decoupled look-back over the previous
-// chunks of its tile, its 8 warps polling the 8 nearest predecessors in one round trip (the
-// aggregates after the nearest inclusive value are applied to it one by one, so every inclusive
-// value is the serial chain's and results repeat bit for bit). Chunk order is the order of an
+// chunks of its tile, its 8 warps polling the 8 nearest predecessors in one round trip, or the 16
+// nearest where a call has few tiles (lookback_polls). The aggregates after the nearest inclusive
+// value are applied to it one by one, so every inclusive value is the serial chain's and results
+// repeat bit for bit whatever the window. Chunk order is the order of an
 // atomic ticket, so every chunk a block waits for belongs to a block that is already running. Then
 // each thread applies the prefix of the segments before its own to the carry and runs its K steps
 // literally, writing the outputs from registers: every operand is read once and every output
@@ -180,6 +181,7 @@ WorkLayout work_layout(size_t partial, size_t values, bool inclusive, uint64_t s
 
 struct FastPlan : WorkLayout {
   uint64_t tiles = 0, chunks = 0, chunk_steps = 0;
+  int polls = 1;  // predecessors each warp polls in a look-back round (lookback_polls)
 };
 
 enum class Variant { fwd, var_fwd, bwd, var_bwd };
@@ -276,6 +278,19 @@ Schedule schedule_of(uint64_t steps, uint64_t state, size_t element_bytes, Varia
   return Schedule::resident;
 }
 
+// Predecessors each warp of a chunked block polls in a look-back round: 2 (a window of 16 chunks)
+// where the call has at most 8 tiles of channels (4 in the variable backward), 1 (a window of 8)
+// otherwise. The resident blocks of a call, about 660 on the H200, then hold 80 or more chunks of
+// each tile, and a tile's inclusive values, which advance at most a window a round trip, are
+// what the blocks wait for. On the H200 (float32, chunked) the window of 16 took 9-17% less time
+// at 64 and 128 channels (T 2^17 to 2^19) and 2-8% less at 256 except in the variable backward
+// (5-8% more), and up to 8% more at 512 and 1024 channels, where each block's twice as many polls
+// cost more than the chain they shorten. The window does not change the values: every inclusive
+// value is the serial chain's wherever the walk stops.
+int lookback_polls(uint64_t tiles, Variant v) {
+  return tiles <= (v == Variant::var_bwd ? 4u : 8u) ? 2 : 1;
+}
+
 FastPlan fast_plan(uint64_t steps, uint64_t state, size_t element_bytes, Variant variant) {
   FastPlan p;
   const bool constant_bwd = variant == Variant::bwd;
@@ -289,6 +304,7 @@ FastPlan fast_plan(uint64_t steps, uint64_t state, size_t element_bytes, Variant
   const size_t partial = constant_bwd ? static_cast<size_t>(p.chunks * state) * element_bytes : 0;
   static_cast<WorkLayout&>(p) =
       work_layout(partial, slots * kTileChannels * element_bytes, true, state);
+  p.polls = lookback_polls(p.tiles, variant);
   return p;
 }
 
@@ -648,27 +664,26 @@ TLRT_DEVICE_INLINE T from_bits(typename LookBits<T>::U bits) {
   }
 }
 
-constexpr int kLookBack = kSegments;  // predecessors polled per round, one per warp
-
 // Called by every thread of a fast block (chunk is uniform across the block) after the barrier
 // that follows the segment maps. Returns the chunk's carry-in for the thread's channel (chunk 0:
 // first_carry, h_{-1}). Warp 0 publishes the chunk aggregate (ga, gb) of slot chunk*tiles +
 // tile, which matters in warp 0 only, at once and the inclusive value once the carry is known.
 //
-// The look-back: warp w polls the predecessor at distance w + 1 of the chunk in its tile (the
-// inclusive value and the aggregate of each channel), so the 8 nearest come in one round trip,
-// into shared memory; then every thread finds for its channel the nearest predecessor with an
-// inclusive value such that all nearer ones have published their aggregates, and applies those
-// aggregates to it one by one in chunk order. A round in which some channel finds none is polled
-// again. Every inclusive value is thus step(ga_k, inclusive_{k-1}, gb_k), the serial chain's value,
-// wherever the walk stops: the carry-in, and all outputs, repeat bit for bit run to run. Chunk
-// order is the order of the blocks' tickets, so every chunk polled belongs to a block that is
+// The look-back: warp w polls the P predecessors at distances w + 1 + 8 k (k < P) of the chunk in
+// its tile (the inclusive value and the aggregate of each channel), so the 8 P nearest come in one
+// round trip, into shared memory; then every thread finds for its channel the nearest predecessor
+// with an inclusive value such that all nearer ones have published their aggregates, and applies
+// those aggregates to it one by one in chunk order. A round in which some channel finds none is
+// polled again. Every inclusive value is thus step(ga_k, inclusive_{k-1}, gb_k), the serial chain's
+// value, wherever the walk stops: the carry-in, and all outputs, repeat bit for bit run to run.
+// Chunk order is the order of the blocks' tickets, so every chunk polled belongs to a block that is
 // running or done, and chunk 0 publishes its inclusive value at once: the polls terminate.
-template <class T>
+template <class T, int P>
 __device__ T resolve_carry(const FastWork<T>& w, uint64_t tile, uint64_t chunk, int seg, int lane,
                            T ga, T gb, T first_carry) {
   using B = LookBits<T>;
   using U = typename B::U;
+  constexpr int kLookBack = kSegments * P;  // predecessors polled a round
   __shared__ U s_h[kLookBack][kTileChannels];
   __shared__ U s_la[kLookBack][kTileChannels];
   __shared__ U s_lb[kLookBack][kTileChannels];
@@ -684,15 +699,26 @@ __device__ T resolve_carry(const FastWork<T>& w, uint64_t tile, uint64_t chunk, 
   const int n = chunk < kLookBack ? static_cast<int>(chunk) : kLookBack;
   T carry = T(0);
   while (true) {
-    if (seg < n) {  // warp seg polls the predecessor at distance seg + 1
-      const size_t pv =
-          static_cast<size_t>((chunk - 1 - seg) * w.tiles + tile) * kTileChannels + lane;
-      const U h = peek<T>(w.inclusive + pv);
-      const U a = peek<T>(w.agg_a + pv);
-      const U b = peek<T>(w.agg_b + pv);
-      s_h[seg][lane] = h;
-      s_la[seg][lane] = a;
-      s_lb[seg][lane] = b;
+    U h[P], a[P], b[P];  // every load of the round in flight before the first store
+#pragma unroll
+    for (int k = 0; k < P; ++k) {
+      const int d = seg + k * kSegments;  // distance d + 1
+      if (d < n) {
+        const size_t pv =
+            static_cast<size_t>((chunk - 1 - d) * w.tiles + tile) * kTileChannels + lane;
+        h[k] = peek<T>(w.inclusive + pv);
+        a[k] = peek<T>(w.agg_a + pv);
+        b[k] = peek<T>(w.agg_b + pv);
+      }
+    }
+#pragma unroll
+    for (int k = 0; k < P; ++k) {
+      const int d = seg + k * kSegments;
+      if (d < n) {
+        s_h[d][lane] = h[k];
+        s_la[d][lane] = a[k];
+        s_lb[d][lane] = b[k];
+      }
     }
     __syncthreads();
     int stop = 0;
@@ -763,7 +789,7 @@ TLRT_DEVICE_INLINE ForwardPlace forward_place(const FastWork<T>& w, const ScanOp
 // then its n steps (av(k), bv(k)) run literally and written from row t0 on.
 // Any step outside the preconditions (redo on entry) or any non-finite state sends the channel to
 // the exact schedule (refwd_marked, queued behind the chunked kernel).
-template <class T, int K, class Coefficient, class Bias>
+template <class T, int K, int P, class Coefficient, class Bias>
 TLRT_DEVICE_INLINE void finish_forward_chunk(const ScanOperands<T>& in, T* __restrict__ out,
                                              const FastWork<T>& w, T (*s_a)[kTileChannels],
                                              T (*s_b)[kTileChannels], const ForwardPlace& p, T ca,
@@ -777,7 +803,7 @@ TLRT_DEVICE_INLINE void finish_forward_chunk(const ScanOperands<T>& in, T* __res
   redo = redo || !isfinite(first);
   T ga = T(1), gb = T(0);
   if (seg == 0) compose_segments<T>(s_a, s_b, kSegments, lane, ga, gb);
-  T h = resolve_carry(w, tile, chunk, seg, lane, ga, gb, first);
+  T h = resolve_carry<T, P>(w, tile, chunk, seg, lane, ga, gb, first);
   T pa, pb;
   if (compose_segments<T>(s_a, s_b, seg, lane, pa, pb)) h = step(pa, h, pb);
   if (live) {
@@ -794,7 +820,7 @@ TLRT_DEVICE_INLINE void finish_forward_chunk(const ScanOperands<T>& in, T* __res
   }
 }
 
-template <class T, bool Var, int K>
+template <class T, bool Var, int K, int P>
 __global__ void __launch_bounds__(kFastThreads, kRegisterForwardBlocks)
     scan_fwd_fast(ScanOperands<T> in, T* __restrict__ out, FastWork<T> w) {
   __shared__ T s_a[kSegments][kTileChannels];
@@ -833,8 +859,8 @@ __global__ void __launch_bounds__(kFastThreads, kRegisterForwardBlocks)
   };
   T ca, cb;
   const bool redo = compose_steps<T, K>(av, bv_, ca, cb, false);
-  finish_forward_chunk<T, K>(in, out, w, s_a, s_b, place, ca, cb, redo, av,
-                             [&](int k) { return bv_[k]; });
+  finish_forward_chunk<T, K, P>(in, out, w, s_a, s_b, place, ca, cb, redo, av,
+                                [&](int k) { return bv_[k]; });
 }
 
 // The float32 forward with its operands staged in shared memory rather than registers: each
@@ -843,7 +869,7 @@ __global__ void __launch_bounds__(kFastThreads, kRegisterForwardBlocks)
 // maps and to run its steps. Registers stay few (no operand arrays), so more blocks fit on an SM
 // than the register kernel allows, and their loads are in flight while other blocks wait in the
 // look-back. The arithmetic is the register kernel's, step for step.
-template <class T, bool Var, int K>
+template <class T, bool Var, int K, int P>
 __global__ void __launch_bounds__(kFastThreads, kStagedForwardBlocks)
     scan_fwd_staged(ScanOperands<T> in, T* __restrict__ out, FastWork<T> w) {
   constexpr int kArrays = Var ? 3 : 1;  // X [, A, B]
@@ -907,12 +933,12 @@ __global__ void __launch_bounds__(kFastThreads, kStagedForwardBlocks)
       }
     }
   }
-  finish_forward_chunk<T, K>(in, out, w, s_a, s_b, place, ca, cb, redo, av, bv);
+  finish_forward_chunk<T, K, P>(in, out, w, s_a, s_b, place, ca, cb, redo, av, bv);
 }
 
 // Backward in reverse time: position u = T-1-t; coefficient an_u = A_{t+1} (0 at u = 0), bias
 // dY_t, carry +0.
-template <class T, bool Var, int K>
+template <class T, bool Var, int K, int P>
 __global__ void __launch_bounds__(kFastThreads)
     scan_bwd_fast(ScanOperands<T> in, const T* __restrict__ out, const T* __restrict__ dy,
                   ScanGradients<T> grad, FastWork<T> w) {
@@ -976,7 +1002,7 @@ __global__ void __launch_bounds__(kFastThreads)
   __syncthreads();
   T ga = T(1), gb = T(0);
   if (seg == 0) compose_segments<T>(s_a, s_b, kSegments, lane, ga, gb);
-  T g = resolve_carry(w, tile, chunk, seg, lane, ga, gb, T(0));
+  T g = resolve_carry<T, P>(w, tile, chunk, seg, lane, ga, gb, T(0));
   T pa, pb;
   if (compose_segments<T>(s_a, s_b, seg, lane, pa, pb)) g = step(pa, g, pb);
   T sum_a = T(0), sum_b = T(0);
@@ -1756,6 +1782,17 @@ void clear_work(const WorkLayout& p, void* workspace, CUstream_st* stream, const
   check_launch(op);
 }
 
+// f(std::integral_constant<int, P>) with P = polls (1 or 2): the chunked kernels' look-back
+// window as a template argument.
+template <class F>
+void with_polls(int polls, F&& f) {
+  if (polls == 2) {
+    f(std::integral_constant<int, 2>{});
+  } else {
+    f(std::integral_constant<int, 1>{});
+  }
+}
+
 // The kernel queued behind a chunked or rows launch of variant V on `blocks` (exact_grid, found
 // before the first launch of the call), launched dependent: the forwards and the variable backward
 // recompute the channels marked in w.redo on the literal recurrence; the constant backward's
@@ -1779,15 +1816,15 @@ void launch_recompute(const ScanOperands<T>& in, T* fwd_h, const T* saved_h, con
 
 // The chunked forward of one variant (float32: operands staged in shared memory; float64: in
 // registers), then the recompute of the channels it marked, queued behind it.
-template <class T, bool Var>
+template <class T, bool Var, int P>
 void launch_chunked_forward(const ScanOperands<T>& in, T* out, const FastWork<T>& w, dim3 grid,
                             dim3 exact_blocks, CUstream_st* stream, const char* op) {
   constexpr int K = fast_steps_per_thread(
       sizeof(T), Var ? ScanPass::variable_forward : ScanPass::constant_forward);
   if constexpr (sizeof(T) == 4) {
-    launch_dependent(scan_fwd_staged<T, Var, K>, grid, kFastThreads, 0, stream, op, in, out, w);
+    launch_dependent(scan_fwd_staged<T, Var, K, P>, grid, kFastThreads, 0, stream, op, in, out, w);
   } else {
-    launch_dependent(scan_fwd_fast<T, Var, K>, grid, kFastThreads, 0, stream, op, in, out, w);
+    launch_dependent(scan_fwd_fast<T, Var, K, P>, grid, kFastThreads, 0, stream, op, in, out, w);
   }
   launch_recompute<T, Var ? Variant::var_fwd : Variant::fwd>(in, out, nullptr, nullptr, {}, w,
                                                              w.chunks, exact_blocks, stream, op);
@@ -1905,11 +1942,13 @@ void selective_scan_fwd_cuda(const ScanOperands<T>& in, T* out, bool exact, void
   const FastWork<T> w = fast_work<T>(p, workspace);
   const dim3 grid = fast_grid(p, op);
   const dim3 exact_blocks = exact_grid(in.state, op);
-  if (in.variable) {
-    launch_chunked_forward<T, true>(in, out, w, grid, exact_blocks, stream, op);
-  } else {
-    launch_chunked_forward<T, false>(in, out, w, grid, exact_blocks, stream, op);
-  }
+  with_polls(p.polls, [&](auto polls) {
+    if (in.variable) {
+      launch_chunked_forward<T, true, polls()>(in, out, w, grid, exact_blocks, stream, op);
+    } else {
+      launch_chunked_forward<T, false, polls()>(in, out, w, grid, exact_blocks, stream, op);
+    }
+  });
   check_launch(op);
 }
 
@@ -1944,14 +1983,19 @@ void selective_scan_bwd_cuda(const ScanOperands<T>& in, const T* out, const T* d
   const FastWork<T> w = fast_work<T>(p, workspace);
   constexpr int K = fast_steps_per_thread(sizeof(T), ScanPass::backward);
   const dim3 grid = fast_grid(p, op);
+  with_polls(p.polls, [&](auto polls) {
+    if (in.variable) {
+      launch_dependent(scan_bwd_fast<T, true, K, polls()>, grid, kFastThreads, 0, stream, op, in,
+                       out, dy, grad, w);
+    } else {
+      launch_dependent(scan_bwd_fast<T, false, K, polls()>, grid, kFastThreads, 0, stream, op, in,
+                       out, dy, grad, w);
+    }
+  });
   if (in.variable) {
-    launch_dependent(scan_bwd_fast<T, true, K>, grid, kFastThreads, 0, stream, op, in, out, dy,
-                     grad, w);
     launch_recompute<T, Variant::var_bwd>(in, nullptr, out, dy, grad, w, p.chunks, exact_blocks,
                                           stream, op);
   } else {
-    launch_dependent(scan_bwd_fast<T, false, K>, grid, kFastThreads, 0, stream, op, in, out, dy,
-                     grad, w);
     launch_recompute<T, Variant::bwd>(in, nullptr, out, dy, grad, w, p.chunks, exact_blocks, stream,
                                       op);
   }
