@@ -1,9 +1,8 @@
 // Diagonal selective scans through their CUDA launchers, float32, at T x S = 4096 x 1024,
-// 8192 x 1024 (past the range where the constant forward stays resident at this S), 2048 x 16384
-// and 65536 x 1024, few channels with long sequences (2^24 x 1, 2^21 x 8, 2^18 x 64) and the
-// channels between (2^17 x 128, 2^16 x 256), each op
-// with the fast schedule (resident, rows or chunked look-back by shape, what the dispatch runs with
-// the deterministic setting off) and the exact schedule (one thread per channel, setting on) as
+// 8192 x 1024, 2048 x 16384 and 65536 x 1024, few channels with long sequences (2^24 x 1, 2^21 x
+// 8, 2^18 x 64) and the channels between (2^17 x 128, 2^16 x 256), each op with the fast schedule
+// (slab, resident, rows or chunked look-back by shape, what the dispatch runs with the
+// deterministic setting off) and the exact schedule (one thread per channel, setting on) as
 // separate rows, the schedule passed to the launcher as the dispatch passes it. Bytes are the
 // traffic that must move: forward constant X read + h written; forward variable A, B, X read + h
 // written; backward constant X, out, dY read + dX written; backward variable A, B, X, out, dY read

@@ -530,6 +530,34 @@ void resident_edges(uint32_t seed) {
                               seed, cuda_requested() ? 10 : 1);
 }
 
+// The constant forward's slab schedule (float32, setting off, S a multiple of 4, T from 2048 to
+// the resident range's end, S at least 1024, or 512 past T 4096; scan.h): a block holds 16
+// channels and moves them in rounds of 1024 rows. The shapes put T at two rounds exactly, one
+// step past them and a partial last round (3000), S at a multiple of 16 and at 4 past one (the
+// last block's last three row pieces idle); T 4096 x S 512 at the rule's edge (resident) and T
+// 4097 x S 516 past it (slab); S 514 (not a multiple of 4: the resident schedule); T at the range's
+// end. The other variants and float64 run their own schedules on the same shapes. Every result
+// within the bound, and the same bits over ten runs on the device.
+template <class T>
+void slab_edges(uint32_t seed) {
+  fast_shapes_within_bound<T>({{2048, 1024},
+                               {2049, 1028},
+                               {3000, 1024},
+                               {4096, 512},
+                               {4097, 516},
+                               {5000, 514},
+                               {8192, 520}},
+                              seed, cuda_requested() ? 10 : 1);
+}
+
+TEST_F(Scan, SlabScheduleEdgesStayWithinTheBoundAndRepeatFloat32) {
+  slab_edges<float>(81);
+}
+
+TEST_F(Scan, SlabScheduleEdgesStayWithinTheBoundAndRepeatFloat64) {
+  slab_edges<double>(83);
+}
+
 // The chunked schedule (more than 128 channels; more than 64 in the backwards) at its chunk
 // boundaries (setting off): L = 8K steps a chunk, in float32 96 for the variable forward (K 12),
 // 128 for the backwards (K 16) and 256 for the constant forward past the resident range (K 32); in
@@ -650,16 +678,18 @@ TEST_F(Scan, ResidentScheduleEdgesStayWithinTheBoundAndRepeatFloat64) {
 // T 8192 take the resident schedule (several marked channels in one block, S not a multiple of
 // its channel count) in the constant forward; at most 64 channels take the rows schedule
 // otherwise (T 20000 x S 20 every op; T 9000 x S 70 the forwards), more the chunked one (T 9000
-// x S 70 the backwards, T 9000 x S 130 every op); the last
-// shape has enough channels that the launcher may take the exact schedule for the whole call.
+// x S 70 the backwards, T 9000 x S 130 every op); T 64 x S 20000 has enough channels that the
+// launcher may take the exact schedule for the whole call; T 5000 x S 520 takes the slab schedule
+// in the float32 constant forward (marks in the first block of 16 channels and in the last,
+// partial one).
 template <class T>
 void marked_channels_follow_the_recurrence(uint32_t seed) {
   DeterministicScope scope(false);
   const T inf = std::numeric_limits<T>::infinity();
   const T nan = std::numeric_limits<T>::quiet_NaN();
   const std::pair<uint32_t, uint32_t> shapes[] = {
-      {3000, 40}, {200, 70},  {40, 50},    {1025, 40}, {2049, 37},  {4096, 45},
-      {8192, 38}, {9000, 40}, {20000, 20}, {9000, 70}, {9000, 130}, {64, 20000}};
+      {3000, 40}, {200, 70},   {40, 50},   {1025, 40},  {2049, 37},  {4096, 45}, {8192, 38},
+      {9000, 40}, {20000, 20}, {9000, 70}, {9000, 130}, {64, 20000}, {5000, 520}};
   for (auto [steps, state] : shapes) {
     for (bool variable : {false, true}) {
       Problem<T> p = random_problem<T>(steps, state, variable, seed++, false, 0.999);

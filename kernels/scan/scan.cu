@@ -12,10 +12,12 @@
 // (a2, b2) o (a1, b1) = (a2*a1, a2*b1 + b2). Sequences of at most kExactMaxSteps steps take the
 // exact schedule in either mode (its results are valid for the fast contract too), and so do
 // calls with enough channels to fill the device with exact-schedule blocks (exact_is_faster);
-// the constant forward takes the resident schedule where the sequence fits a block (unless its
-// blocks would read part-sectors of rows in more than one wave, schedule_of); the rest take the
-// rows schedule up to scan_rows_max_state channels (128 in the forwards, 64 in the backwards) and
-// the chunked one beyond.
+// the constant forward takes the slab schedule in float32 where S is a multiple of 4 and at least
+// 1024 (512 past T 4096) and T is at least kScanSlabMinSteps (slab_takes), and the resident
+// schedule otherwise where the sequence fits a block
+// (unless its blocks would read part-sectors of rows in more than one wave, schedule_of); the rest
+// take the rows schedule up to scan_rows_max_state channels (128 in the forwards, 64 in the
+// backwards) and the chunked one beyond.
 //
 // Resident schedule (the constant forward, T up to scan_resident_max_steps: 8192 in float32 and
 // float64): a block of up to 1024 threads holds C adjacent channels (a power of two up to
@@ -29,6 +31,13 @@
 // on the literal recurrence, one thread per channel. (The variable forward and the backwards,
 // with two to five operand arrays per step, measured slower on such blocks than on the chunked
 // schedule.)
+//
+// Slab schedule (the float32 constant forward, T from kScanSlabMinSteps to the resident range's
+// end, S a multiple of 4 from 1024 channels, or from 512 past T 4096): a block of 512 threads holds
+// 16 adjacent channels for the whole sequence and moves it in rounds of 1024 rows, 8 rows of 4
+// channels a thread, the next round's loads in flight during a round's scan; the same composition
+// as the resident schedule within a round (warp scan, warp aggregates in order), the round's carry
+// passed on in shared memory, and the same in-block recompute of marked channels.
 //
 // Chunked schedule (fast mode, longer sequences). A single pass: a block takes a chunk of L = 8*K
 // time steps (K = scan_segment_steps: in float32 32 in the constant forward, 12 in the variable
@@ -254,7 +263,21 @@ ResidentPlan resident_plan(uint64_t steps, uint64_t state, size_t element_bytes,
 // The schedule of a call: a rule on T, S, the dtype, the variant and the SM count only, so a
 // call's schedule (and hence its bits) repeats run to run. For the resident schedule, `resident`
 // (when given) receives the launch geometry the rule was decided on.
-enum class Schedule { exact, resident, rows, chunked };
+enum class Schedule { exact, resident, slab, rows, chunked };
+
+// Whether the slab schedule takes a constant forward that the resident schedule could take
+// (T <= scan_resident_max_steps): float32, S a multiple of 4 (whole 16-byte row pieces), T at
+// least kScanSlabMinSteps, and S at least 1024, or at least 512 past T 4096. On the H200 (float32,
+// T 2048 to 8192, S 128 to 8192, 2026-12-05) the slab took less time than the schedule the call
+// had at every S >= 1024 (T 4096 x S 1024 14.1 against 16.9 us resident, T 8192 x S 1024 23.3
+// against 39.9 chunked, T 3000 x S 2048 15.1 against 27.4), and at S 512 from T 6144 on (18.3
+// against 23.1 us) but not at T 2048 or 4096 (9.4 against 8.6, 13.8 against 13.3); below 512
+// channels its blocks are too few (S / 16) to move the rows as fast. Calls with enough channels
+// for the exact schedule take it first (schedule_of).
+bool slab_takes(uint64_t steps, uint64_t state, size_t element_bytes) {
+  return element_bytes == 4 && state % 4 == 0 && steps >= kScanSlabMinSteps &&
+         (state >= 1024 || (state >= 512 && steps > 4096));
+}
 
 Schedule schedule_of(uint64_t steps, uint64_t state, size_t element_bytes, Variant v, bool exact,
                      const char* op, ResidentPlan* resident = nullptr) {
@@ -274,8 +297,9 @@ Schedule schedule_of(uint64_t steps, uint64_t state, size_t element_bytes, Varia
   // schedule (rows of 32 channels) finishes first (measured on the H200 at S = 1024: T 5000,
   // 6144 and 8192 in float32, 6144 and 8192 in float64).
   const ResidentPlan r = resident_plan(steps, state, element_bytes, sms == 0 ? 1 : sms, op);
+  if (resident != nullptr) *resident = r;  // also the slab schedule's fallback
+  if (slab_takes(steps, state, element_bytes)) return Schedule::slab;
   if (r.log2c < sector_log2c(element_bytes) && r.blocks > sms) return scan;
-  if (resident != nullptr) *resident = r;
   return Schedule::resident;
 }
 
@@ -1759,6 +1783,198 @@ __global__ void __launch_bounds__(kResidentThreads)
 }
 
 // ---------------------------------------------------------------------------------------------
+// Slab schedule (the float32 constant forward, T from 2048 to scan_resident_max_steps, S a multiple
+// of 4 where slab_takes; scan.h).
+//
+// A block holds C = kScanSlabChannels adjacent channels for the whole sequence and moves it in
+// rounds of R = G U rows: thread tid takes the 4 channels of lane l = tid % (C / 4) (one 16-byte
+// access a row) and group g = tid / (C / 4), rows r0 + g U to r0 + g U + U - 1 of the round that
+// starts at r0. The loads of the next round are issued before the current round's scan, so a
+// block keeps 2 U 16-byte loads a thread in flight across the scan; a round needs one barrier
+// (the warp aggregates and the round's carry are double-buffered in shared memory).
+//
+// In a round each thread forms b = fl(B X) of its U rows and composes them from 0 (coefficient
+// A^U, a constant), a Kogge-Stone scan across the 32 / (C / 4) groups of a warp (shuffles,
+// coefficients A^(U 2^k)) gives each group the warp's map up to it, the warp aggregates
+// (coefficient A^(U 32 / (C / 4))) are applied one by one in warp order to the round's carry-in,
+// then the warp-exclusive prefix (coefficient A^(U gi)), and each thread runs its U steps
+// literally from that carry, writing the outputs; the last group's final state is the next
+// round's carry-in. The powers of A are products of A by a fixed tree, so the order of every
+// composition is fixed and results repeat bit for bit.
+//
+// Marks: a coefficient outside [-1, 1] (or NaN), a non-finite h0, or a non-finite output marks
+// the channel. A non-finite bias b_t needs no check of its own: the output of step t is
+// fl(fl(A h) + b_t) from the carry, non-finite whatever h. After a barrier that follows every
+// write of the block, thread c < C recomputes its channel on the literal recurrence if marked.
+
+constexpr int kSlabChannels = static_cast<int>(kScanSlabChannels);
+constexpr int kSlabLanes = kSlabChannels / 4;  // threads a row
+constexpr int kSlabThreads = static_cast<int>(kScanSlabThreads);
+constexpr int kSlabRows = static_cast<int>(kScanSlabRows);  // U: rows a thread takes a round
+constexpr int kSlabGroups = kSlabThreads / kSlabLanes;
+constexpr int kSlabRound = kSlabGroups * kSlabRows;
+constexpr int kSlabWarps = kSlabThreads / 32;
+constexpr int kSlabWarpGroups = 32 / kSlabLanes;
+static_assert(kSlabChannels % 4 == 0 && 32 % kSlabLanes == 0, "whole float4 lanes in a warp");
+static_assert(kSlabChannels <= 32, "a block's marks fit one word");
+constexpr int kSlabLevels = static_cast<int>(kScanSlabLevels);
+static_assert(kSlabWarpGroups == 1 << kSlabLevels, "kScanSlabLevels: 2 to 8 groups a warp");
+
+struct Lane4 {
+  float v[4];
+};
+
+TLRT_DEVICE_INLINE Lane4 load4(const float* p) {
+  const float4 q = __ldg(reinterpret_cast<const float4*>(p));
+  return {{q.x, q.y, q.z, q.w}};
+}
+
+// One 16-byte store. (Assigned through a float4 pointer, the four values of a Lane4 are stored
+// as four 4-byte stores.)
+TLRT_DEVICE_INLINE void store4(float* p, const Lane4& v) {
+  asm volatile("st.global.v4.f32 [%0], {%1, %2, %3, %4};" ::"l"(p), "f"(v.v[0]), "f"(v.v[1]),
+               "f"(v.v[2]), "f"(v.v[3])
+               : "memory");
+}
+
+TLRT_DEVICE_INLINE Lane4 mul4(const Lane4& p, const Lane4& q) {
+  Lane4 r;
+#pragma unroll
+  for (int i = 0; i < 4; ++i) r.v[i] = mul_rn(p.v[i], q.v[i]);
+  return r;
+}
+
+// fl(fl(a h) + b), componentwise.
+TLRT_DEVICE_INLINE Lane4 step4(const Lane4& a, const Lane4& h, const Lane4& b) {
+  Lane4 r;
+#pragma unroll
+  for (int i = 0; i < 4; ++i) r.v[i] = step(a.v[i], h.v[i], b.v[i]);
+  return r;
+}
+
+TLRT_DEVICE_INLINE Lane4 shfl_up4(const Lane4& v, int d) {
+  Lane4 r;
+#pragma unroll
+  for (int i = 0; i < 4; ++i) r.v[i] = __shfl_up_sync(kFullMask, v.v[i], d);
+  return r;
+}
+
+// Bit i set where component i is not finite.
+TLRT_DEVICE_INLINE unsigned nonfinite4(const Lane4& v) {
+  unsigned m = 0;
+#pragma unroll
+  for (int i = 0; i < 4; ++i) m |= isfinite(v.v[i]) ? 0u : 1u << i;
+  return m;
+}
+
+__global__ void __launch_bounds__(kSlabThreads)
+    scan_fwd_slab(ScanOperands<float> in, float* __restrict__ out) {
+  __shared__ Lane4 s_agg[2][kSlabWarps][kSlabLanes];
+  __shared__ Lane4 s_carry[2][kSlabLanes];
+  __shared__ unsigned s_redo;
+  const int tid = threadIdx.x;
+  const int l = tid % kSlabLanes, g = tid / kSlabLanes, warp = tid / 32;
+  const int gi = g % kSlabWarpGroups;
+  const uint64_t S = in.state, steps = in.steps;
+  const uint64_t col = static_cast<uint64_t>(blockIdx.x) * kSlabChannels + 4 * l;
+  const bool live = col < S;  // S is a multiple of 4: a lane's channels are all in or all out
+  if (tid == 0) s_redo = 0;   // ordered before any mark by the first round's barrier
+
+  Lane4 a = {{1, 1, 1, 1}}, b = {{0, 0, 0, 0}}, h0 = {{0, 0, 0, 0}};
+  unsigned marks = 0;
+  if (live) {
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      a.v[i] = load(in.a + col + i);
+      b.v[i] = load(in.b + col + i);
+      h0.v[i] = load(in.h0 + col + i);
+      if (!(fabsf(a.v[i]) <= 1.0f)) marks |= 1u << i;
+    }
+    marks |= nonfinite4(h0);
+  }
+  if (g == 0) s_carry[0][l] = h0;
+  // Powers of A: pw[k] = A^(U 2^k) for the warp scan's levels, aG = A^(U gi) for the groups
+  // before this one in its warp, aW = A^(U groups a warp) for a warp aggregate.
+  Lane4 pw[kSlabLevels];
+  pw[0] = a;
+#pragma unroll
+  for (int u = 1; u < kSlabRows; ++u) pw[0] = mul4(pw[0], a);
+#pragma unroll
+  for (int k = 1; k < kSlabLevels; ++k) pw[k] = mul4(pw[k - 1], pw[k - 1]);
+  const Lane4 aW = mul4(pw[kSlabLevels - 1], pw[kSlabLevels - 1]);
+  Lane4 aG = {{1, 1, 1, 1}};
+  bool g_set = false;
+#pragma unroll
+  for (int k = 0; k < kSlabLevels; ++k) {
+    if (gi & (1 << k)) {
+      aG = g_set ? mul4(aG, pw[k]) : pw[k];
+      g_set = true;
+    }
+  }
+
+  // Rows of this thread in the round from r0: r0 + g U + u; rows past the end read as 0.
+  auto load_round = [&](Lane4(&x)[kSlabRows], uint64_t r0) {
+    const uint64_t row = r0 + static_cast<uint64_t>(g) * kSlabRows;
+    const uint64_t n = !live || row >= steps ? 0 : steps - row;  // rows of this thread inside
+    const float* px = in.x + row * S + col;
+#pragma unroll
+    for (int u = 0; u < kSlabRows; ++u) {
+      x[u] = u < n ? load4(px) : Lane4{{0, 0, 0, 0}};
+      px += S;
+    }
+  };
+  Lane4 x[kSlabRows], xn[kSlabRows];
+  load_round(x, 0);
+  int parity = 0;
+  for (uint64_t r0 = 0; r0 < steps; r0 += kSlabRound, parity ^= 1) {
+    if (r0 + kSlabRound < steps) load_round(xn, r0 + kSlabRound);
+    // b_u = fl(B X_u) in place, and the group's map from 0 (its coefficient is aU).
+    Lane4 incl = {{0, 0, 0, 0}};
+#pragma unroll
+    for (int u = 0; u < kSlabRows; ++u) {
+      x[u] = mul4(b, x[u]);
+      incl = u == 0 ? x[0] : step4(a, incl, x[u]);
+    }
+    // Inclusive scan across the warp's groups of this lane.
+#pragma unroll
+    for (int k = 0; k < kSlabLevels; ++k) {
+      const int d = 1 << k;
+      const Lane4 o = shfl_up4(incl, kSlabLanes * d);
+      if (gi >= d) incl = step4(pw[k], o, incl);
+    }
+    const Lane4 excl = shfl_up4(incl, kSlabLanes);
+    if (gi == kSlabWarpGroups - 1) s_agg[parity][warp][l] = incl;
+    __syncthreads();
+    // The state before this group: the round's carry-in, the earlier warps' aggregates in warp
+    // order, then the earlier groups of this warp.
+    Lane4 h = s_carry[parity][l];
+    for (int w = 0; w < warp; ++w) h = step4(aW, h, s_agg[parity][w][l]);
+    if (gi > 0) h = step4(aG, h, excl);
+    const uint64_t row = r0 + static_cast<uint64_t>(g) * kSlabRows;
+    const uint64_t n = !live || row >= steps ? 0 : steps - row;
+    float* po = out + row * S + col;
+#pragma unroll
+    for (int u = 0; u < kSlabRows; ++u) {
+      h = step4(a, h, x[u]);
+      if (u < n) {
+        store4(po, h);
+        marks |= nonfinite4(h);
+      }
+      po += S;
+    }
+    if (g == kSlabGroups - 1) s_carry[parity ^ 1][l] = h;
+#pragma unroll
+    for (int u = 0; u < kSlabRows; ++u) x[u] = xn[u];
+  }
+  if (marks != 0) atomicOr(&s_redo, marks << (4 * l));
+  __syncthreads();  // every fast output of the block is written, every mark set
+  const uint64_t c = static_cast<uint64_t>(blockIdx.x) * kSlabChannels + tid;
+  if (tid < kSlabChannels && c < S && ((s_redo >> tid) & 1u) != 0) {
+    fwd_channel_exact<float, false>(in, out, c);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
 
 dim3 exact_grid(uint64_t state, const char* op) {
   const uint64_t blocks = (state + kExactThreads - 1) / kExactThreads;
@@ -1946,8 +2162,23 @@ void selective_scan_fwd_cuda(const ScanOperands<T>& in, T* out, bool exact, void
     }
     return;
   }
-  if (schedule == Schedule::resident) {  // the constant variant only
-    // Marked channels are recomputed inside the block.
+  if (schedule == Schedule::slab) {  // the constant float32 variant only
+    if constexpr (std::is_same_v<T, float>) {
+      if (aligned16(in.x) && aligned16(out)) {
+        const uint64_t blocks = (in.state + kSlabChannels - 1) / kSlabChannels;
+        if (blocks > 0x7fffffffu) {
+          fail(ErrorKind::invalid_argument, op, "state exceeds the CUDA grid");
+        }
+        scan_fwd_slab<<<static_cast<unsigned>(blocks), kSlabThreads, 0, stream>>>(in, out);
+        check_launch(op);
+        return;
+      }
+    }
+  }
+  if (schedule == Schedule::resident || schedule == Schedule::slab) {
+    // The constant variant only; the slab schedule's calls whose X or output is not 16-byte
+    // aligned take the resident one (no workspace either). Marked channels are recomputed
+    // inside the block.
     scan_fwd_resident<T, resident_steps<T>()><<<r.blocks, r.threads, 0, stream>>>(in, out, r.log2c);
     check_launch(op);
     return;

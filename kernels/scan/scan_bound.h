@@ -22,8 +22,12 @@
 // exceed the grid), one node per chunk passed (a later member of a group, or a group map applied
 // to the carry), the application of the segment-exclusive prefix and its own <= K steps: d <= 2K
 // + 16 + floor(t / R) with R >= K rows a chunk (K of the rows schedule, 33 in float32, 17 in
-// float64). The bound takes the largest depth at each position, so it covers whichever schedule
-// runs. Hence |fast_t -
+// float64). The slab schedule's (rounds of R = kScanSlabRound rows, U = kScanSlabRows a thread,
+// W warps): <= U steps of the source group, <= kScanSlabLevels levels of the warp scan, then in
+// each round from the source's to the output's <= W - 1 warp aggregates, the warp-exclusive
+// prefix and <= U steps: d <= U + kScanSlabLevels + (floor(t / R) + 1)(W + U) (it stays below the
+// rows schedule's at every t). The bound takes the largest depth at each position, so it covers
+// whichever schedule runs. Hence |fast_t -
 // exact_t| <= (gamma_{2(t+1)} + gamma_{2d+t+1}) H_t (the code adds one to each index).
 #pragma once
 
@@ -61,8 +65,11 @@ long double scan_state_factor(uint64_t pos) {
   const uint64_t resident = 2 * scan_resident_steps(sizeof(T)) + 37;
   const uint64_t k_rows = scan_rows_steps(sizeof(T));
   const uint64_t rows = 2 * k_rows + 16 + pos / k_rows;
+  const uint64_t slab =
+      kScanSlabRows + kScanSlabLevels + (pos / kScanSlabRound + 1) * kScanSlabRoundNodes;
   uint64_t depth = chunked > resident ? chunked : resident;
   depth = rows > depth ? rows : depth;
+  depth = slab > depth ? slab : depth;
   return scan_gamma(2.0L * (pos + 1) + 1, u) + scan_gamma(2.0L * depth + pos + 2, u);
 }
 
