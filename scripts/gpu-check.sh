@@ -27,7 +27,8 @@
 #
 # Narrowing (for a family's own check): SANITIZE_ONLY=name[,name] limits the tools to those lines
 # of gpu-binaries.txt, BENCH_ONLY=group[,group] and PARITY_ONLY=op[,op] are passed as --only,
-# TEST_ONLY=regex as ctest -R to both suites of the test stage.
+# TEST_ONLY=regex as ctest -R to both suites of the test stage, FUZZ_ONLY=group[,word] as
+# tlrt-fuzz --only (one family's symbols, with their consistent operands).
 #
 # GoogleTest comes from an installed package or from .deps/googletest (a copy of Debian's
 # /usr/src/googletest carried to machines that lack it); cudnn-frontend from .deps/cudnn-frontend.
@@ -169,8 +170,9 @@ for stage in "${STAGES[@]}"; do
     grep -E '^threads-sanitized: (passed|FAILED|SKIPPED)' "$LOG" | tail -1 | tee -a "$SUMMARY"
     ;;
   fuzz)
+    # shellcheck disable=SC2086
     run fuzz-cuda env TLRT_DEVICE=cuda "$BUILD/tools/fuzz/tlrt-fuzz" --backend cuda --seed 7 \
-      --calls 1500 --time-limit 150
+      --calls 1500 --time-limit 150 ${FUZZ_ONLY:+--only $FUZZ_ONLY}
     grep -E '^[0-9]+ passed, [0-9]+ failed' "$LOG" | tail -1 | tee -a "$SUMMARY"
     ;;
   parity)

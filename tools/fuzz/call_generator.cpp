@@ -10,6 +10,7 @@
 #include <limits>
 
 #include "tools/fuzz/lean_values.h"
+#include "tools/fuzz/operand_builder.h"
 
 namespace tlrt_fuzz {
 namespace {
@@ -111,6 +112,10 @@ uint64_t CallGenerator::element_count() {
     default:
       return rng_.between(16385, limits_.large_elements);
   }
+}
+
+double CallGenerator::special_double() {
+  return rng_.pick(special_doubles());
 }
 
 double CallGenerator::special_or_random_double() {
@@ -352,6 +357,7 @@ void CallGenerator::index_list(CallPlan& plan, const FuzzSymbol& symbol) {
   list.value.object = o;
   list.length = count;
   list.product = 1;
+  list.values = values;
   list.text = "indices[" + std::to_string(count) + "]";
 }
 
@@ -363,6 +369,7 @@ void CallGenerator::set_nat_array(CallPlan& plan, size_t k, const std::vector<ui
   arg.kind = ArgKind::nat_array;
   arg.bad_element = false;
   arg.length = values.size();
+  arg.values = values;
   arg.product = 1;
   arg.text = "[";
   for (size_t i = 0; i < values.size(); ++i) {
@@ -371,123 +378,6 @@ void CallGenerator::set_nat_array(CallPlan& plan, size_t k, const std::vector<ui
     arg.text += (i ? "," : "") + decimal(values[i]);
   }
   arg.text += "]";
-}
-
-// Pooling and convolution calls whose geometry arrays are drawn independently almost never pass
-// validation. Without a planned defect, 60% of them get a consistent geometry instead: small
-// extents (zero channels and empty extents included), kernels up to 4, strides up to 3, legal
-// padding, conv_io with leading batch axes, groups and dilation, and fresh operands of exactly
-// the sizes the geometry needs, so the kernels and their empty-extent rules run too.
-void CallGenerator::conv_pool_geometry(CallPlan& plan, const FuzzSymbol& symbol) {
-  const std::string op = symbol.spec->symbol;
-  auto param = [&](const char* name) -> int {
-    for (size_t k = 0; k < plan.args.size(); ++k) {
-      if (symbol.spec->params[k].name == name) return static_cast<int>(k);
-    }
-    return -1;
-  };
-  auto has = [&](std::initializer_list<const char*> names) {
-    for (const char* n : names) {
-      if (param(n) < 0) return false;
-    }
-    return true;
-  };
-  const bool pool = op.find("pool_") != std::string::npos &&
-                    has({"inSpatial", "kernel", "stride", "padding", "channels"});
-  const bool conv_io = op == "torchlean_cuda_buffer_conv_io" &&
-                       has({"input", "kernel", "bias", "inputDims", "kernelDims", "stride",
-                            "paddingBefore", "paddingAfter", "dilation", "groups"});
-  const bool conv =
-      op.find("_conv") != std::string::npos &&
-      has({"input", "kernel", "inSpatial", "kernelSpatial", "stride", "padding", "inC", "outC"});
-  if ((!pool && !conv && !conv_io) || !rng_.percent(60)) return;
-  auto set_u32 = [&](const char* name, uint64_t value) {
-    const int k = param(name);
-    if (k < 0) return;
-    plan.args[static_cast<size_t>(k)].value.u32 = static_cast<uint32_t>(value);
-    plan.args[static_cast<size_t>(k)].text = std::to_string(value);
-  };
-  const uint8_t dtype = static_cast<uint8_t>(rng_.below(2));
-  auto set_operand = [&](const char* name, uint64_t size) {
-    const int k = param(name);
-    if (k < 0) return true;
-    const int b = source_.make_buffer(size, dtype);
-    if (b < 0) return false;
-    set_buffer(plan.args[static_cast<size_t>(k)], b);
-    return true;
-  };
-  auto product = [](const std::vector<uint64_t>& v) {
-    uint64_t p = 1;
-    for (uint64_t e : v) p *= e;
-    return p;
-  };
-  const size_t rank = 1 + rng_.below(3);
-  std::vector<uint64_t> in(rank), kernel(rank), stride(rank), padding(rank), out(rank);
-  const bool transposed = op.find("convtranspose") != std::string::npos;
-  for (size_t d = 0; d < rank; ++d) {
-    in[d] = rng_.percent(5) ? 0 : 1 + rng_.below(rank == 3 ? 6 : 10);
-    kernel[d] = 1 + rng_.below(4);
-    stride[d] = 1 + rng_.below(3);
-    padding[d] = rng_.below(kernel[d] / 2 + 1);
-    if (transposed) {
-      const uint64_t full = in[d] == 0 ? 0 : (in[d] - 1) * stride[d] + kernel[d];
-      out[d] = full >= 2 * padding[d] ? full - 2 * padding[d] : 0;
-    } else {
-      const uint64_t padded = in[d] + 2 * padding[d];
-      out[d] = in[d] == 0 || padded < kernel[d] ? 0 : (padded - kernel[d]) / stride[d] + 1;
-    }
-  }
-  if (pool) {
-    const uint64_t channels = rng_.percent(5) ? 0 : 1 + rng_.below(4);
-    set_nat_array(plan, static_cast<size_t>(param("inSpatial")), in);
-    set_nat_array(plan, static_cast<size_t>(param("kernel")), kernel);
-    set_nat_array(plan, static_cast<size_t>(param("stride")), stride);
-    set_nat_array(plan, static_cast<size_t>(param("padding")), padding);
-    set_u32("channels", channels);
-    if (!set_operand("input", channels * product(in))) return;
-    set_operand("gradOutput", channels * product(out));
-    return;
-  }
-  if (conv) {
-    const uint64_t in_c = 1 + rng_.below(3), out_c = 1 + rng_.below(3);
-    set_nat_array(plan, static_cast<size_t>(param("inSpatial")), in);
-    set_nat_array(plan, static_cast<size_t>(param("kernelSpatial")), kernel);
-    set_nat_array(plan, static_cast<size_t>(param("stride")), stride);
-    set_nat_array(plan, static_cast<size_t>(param("padding")), padding);
-    set_u32("inC", in_c);
-    set_u32("outC", out_c);
-    if (!set_operand("input", in_c * product(in))) return;
-    if (!set_operand("kernel", in_c * out_c * product(kernel))) return;
-    if (!set_operand("bias", out_c)) return;
-    set_operand("gradOutput", out_c * product(out));
-    return;
-  }
-  // conv_io: leading batch axes, the channel axis, then the spatial axes.
-  const uint64_t groups = 1 + rng_.below(2);
-  const uint64_t in_c = groups * (1 + rng_.below(2)), out_c = groups * (1 + rng_.below(2));
-  std::vector<uint64_t> dims;
-  const size_t lead = rng_.below(3);
-  for (size_t i = 0; i < lead; ++i) dims.push_back(rng_.percent(5) ? 0 : 1 + rng_.below(3));
-  dims.push_back(in_c);
-  dims.insert(dims.end(), in.begin(), in.end());
-  std::vector<uint64_t> kernel_dims = {out_c, in_c};
-  kernel_dims.insert(kernel_dims.end(), kernel.begin(), kernel.end());
-  std::vector<uint64_t> before(rank), after(rank), dilation(rank);
-  for (size_t d = 0; d < rank; ++d) {
-    before[d] = rng_.below(3);
-    after[d] = rng_.below(3);
-    dilation[d] = 1 + rng_.below(2);
-  }
-  set_nat_array(plan, static_cast<size_t>(param("inputDims")), dims);
-  set_nat_array(plan, static_cast<size_t>(param("kernelDims")), kernel_dims);
-  set_nat_array(plan, static_cast<size_t>(param("stride")), stride);
-  set_nat_array(plan, static_cast<size_t>(param("paddingBefore")), before);
-  set_nat_array(plan, static_cast<size_t>(param("paddingAfter")), after);
-  set_nat_array(plan, static_cast<size_t>(param("dilation")), dilation);
-  set_u32("groups", groups);
-  if (!set_operand("input", product(dims))) return;
-  if (!set_operand("kernel", product(kernel_dims))) return;
-  set_operand("bias", out_c);
 }
 
 void CallGenerator::scalar_arg(CallPlan& plan, const FuzzSymbol& symbol, size_t k, bool extreme) {
@@ -680,6 +570,7 @@ void CallGenerator::object_arg(CallPlan& plan, const FuzzSymbol& symbol, size_t 
       arg.kind = ArgKind::nat_array;
       arg.length = dims.size();
       arg.product = product;
+      arg.values = dims;
       arg.text = "[";
       for (size_t i = 0; i < dims.size(); ++i) arg.text += (i ? "," : "") + decimal(dims[i]);
       arg.text += "]";
@@ -807,7 +698,7 @@ CallPlan CallGenerator::plan(const FuzzSymbol& symbol) {
   }
   dimensions(plan, dims, anchor >= 0 ? pool_[anchor].size : element_count());
   if (symbol.rule == RuleKind::sized_op) index_list(plan, symbol);
-  if (defect == Defect::none) conv_pool_geometry(plan, symbol);
+  if (defect == Defect::none) OperandBuilder(*this, plan, symbol).build();
 
   plan.description = symbol.spec->symbol;
   plan.description += "(";

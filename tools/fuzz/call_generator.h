@@ -35,6 +35,10 @@ class BufferSource {
   virtual ~BufferSource() = default;
   // A new live buffer of `size` scalars of `dtype`; returns its pool index, or -1.
   virtual int make_buffer(uint64_t size, uint8_t dtype) = 0;
+  // A new live buffer holding `values` (rounded to `dtype`); returns its pool index, or -1.
+  virtual int make_buffer_of(const std::vector<double>& values, uint8_t dtype) = 0;
+  // Payload bytes the pool may still take (0 when it holds its most entries).
+  virtual uint64_t room_bytes() const = 0;
   // A new released buffer; returns its pool index, or -1.
   virtual int make_released_buffer(uint64_t size, uint8_t dtype) = 0;
 };
@@ -51,6 +55,8 @@ class CallGenerator {
   uint64_t element_count();
   double special_or_random_double();
   std::vector<double> host_values(uint64_t n);
+  // One of the special values (NaNs, infinities, signed zeros, subnormals, extremes).
+  double special_double();
 
  private:
   enum class Defect {
@@ -75,13 +81,15 @@ class CallGenerator {
   // Gather/scatter calls: most of the time, an `indices` list of length k whose entries are
   // mostly in range of `rows` (or `n`), some just past it and some at 2^32 - 1.
   void index_list(CallPlan& plan, const FuzzSymbol& symbol);
-  void conv_pool_geometry(CallPlan& plan, const FuzzSymbol& symbol);
   void set_nat_array(CallPlan& plan, size_t k, const std::vector<uint64_t>& values);
   int pick_live(int avoid_size_of = -1);
   int matching(int anchor);
   int released();
   void set_buffer(PlannedArg& arg, int index);
   std::vector<uint64_t> factor(uint64_t product, size_t parts);
+
+  // Consistent operands for the op families (operand_builder.cpp) use the helpers above.
+  friend class OperandBuilder;
 
   RandomStream& rng_;
   std::vector<PoolBuffer>& pool_;

@@ -7,7 +7,6 @@
 #include "tools/fuzz/call_rules.h"
 
 #include <cmath>
-#include <cstdlib>
 #include <cstring>
 #include <limits>
 
@@ -149,8 +148,9 @@ void judge_attention(const CallPlan& plan, const RuleContext& c, Verdict& v, Jud
 
 // The ops whose valid calls are fixed by their size arguments (SPEC-ops 8, 10, 11): success
 // exactly when every size argument agrees with its buffer and every host array is well formed,
-// with a result of the size the spec states; `either` where the rule would need the values of an
-// axis map (broadcast_to, reduce_from_broadcast) or the extent of one axis (reduce_sum_axis).
+// with a result of the size the spec states (the axis maps of broadcast_to and
+// reduce_from_broadcast are judged from their entries); `either` for the convolutions, whose
+// validity depends on geometry rules this judge does not model.
 void judge_sized_op(const CallPlan& plan, const RuleContext& c, Verdict& v, Judgement& j) {
   if (starts_with(plan.symbol->spec->symbol, "torchlean_libtorch_attention_")) {
     return judge_attention(plan, c, v, j);
@@ -224,9 +224,46 @@ void judge_sized_op(const CallPlan& plan, const RuleContext& c, Verdict& v, Judg
       return result(dims->product, dt, 1);
     }
     if (dims->length == 0) return result(1, dt, 1);
-    if (u32("axis") >= dims->length) return v.failure("invalid axis");
-    // The result size needs dims[axis], which the plan does not keep.
-    return v.success_within(buffer("x")->size * dtype_width(dt), c);
+    const uint64_t axis = u32("axis");
+    if (axis >= dims->length) return v.failure("invalid axis");
+    // dims without the axis; with dims[axis] = 0 the other extents may still multiply past
+    // what memory holds (zeros of that size).
+    uint64_t kept = 1;
+    for (size_t d = 0; d < dims->values.size(); ++d) {
+      if (d != axis) kept = saturating_mul(kept, dims->values[d]);
+    }
+    return result(kept, dt, 1);
+  }
+  // ---- broadcast_to / reduce_from_broadcast (SPEC-ops 8): the axis map's rules, then the
+  // operand size (prod(inDims) for broadcast_to, prod(outDims) for the reduction).
+  if (op == "broadcast_to" || op == "reduce_from_broadcast") {
+    for (const char* a : {"inDims", "outDims", "axisMap"}) {
+      if (!array_ok(a)) return v.failure("a shape array is not a well-formed Array Nat");
+    }
+    const std::vector<uint64_t>& in = arg("inDims")->values;
+    const std::vector<uint64_t>& out = arg("outDims")->values;
+    const std::vector<uint64_t>& map = arg("axisMap")->values;
+    if (map.size() != out.size()) return v.failure("axis map rank mismatch");
+    std::vector<int> seen(in.size(), 0);
+    for (size_t j = 0; j < map.size(); ++j) {
+      if (map[j] == 0) continue;
+      if (map[j] > in.size()) return v.failure("broadcast axis out of range");
+      const size_t a = map[j] - 1;
+      if (seen[a]++ != 0) return v.failure("repeated broadcast input axis");
+      if (in[a] != 1 && in[a] != out[j]) return v.failure("incompatible broadcast dimension");
+    }
+    for (int count : seen) {
+      if (count == 0) return v.failure("broadcast omits an input axis");
+    }
+    const uint64_t limit = static_cast<uint64_t>(INT64_MAX);
+    if (arg("inDims")->product > limit || arg("outDims")->product > limit) {
+      return v.failure("shape size overflow");
+    }
+    const bool forward = op == "broadcast_to";
+    if (!size_is(forward ? "x" : "dOut", arg(forward ? "inDims" : "outDims")->product)) {
+      return v.failure("buffer size does not match shape");
+    }
+    return result(arg(forward ? "outDims" : "inDims")->product, dt, forward ? 1 : 2);
   }
   if (op == "bmm_with_transpose") {
     const uint64_t batch = u32("batch"), m = u32("m"), n = u32("n"), p = u32("p");
@@ -378,17 +415,7 @@ void judge_sized_op(const CallPlan& plan, const RuleContext& c, Verdict& v, Judg
     for (int a = 0; a < 4; ++a) {
       const PlannedArg* p = arg(names[a]);
       if (p->bad_element) return v.failure("a geometry entry exceeds UInt32");
-      // The plan keeps the entries only in its description, "[d0,d1,...]".
-      const char* t = p->text.c_str();
-      while (*t != '\0') {
-        if (*t >= '0' && *t <= '9') {
-          char* end = nullptr;
-          geo[a].push_back(std::strtoull(t, &end, 10));
-          t = end;
-        } else {
-          ++t;
-        }
-      }
+      geo[a] = p->values;
     }
     const size_t rank = geo[0].size();
     if (rank < 1 || rank > 3) return v.failure("spatial rank must be one, two, or three");
@@ -473,7 +500,7 @@ void judge_sized_op(const CallPlan& plan, const RuleContext& c, Verdict& v, Judg
     return v.either("validity depends on the geometry entries");
   }
   // ---- end conv --------------------------------------------------------------------------------
-  v.either("needs the values of an axis map");
+  v.either("no rule of its own");
 }
 
 }  // namespace

@@ -5,10 +5,12 @@
 //   tlrt-fuzz --seed S --calls N [--time-limit SECONDS] [--backend cpu|cuda] [--verbose]
 //             [--batch-size N] [--children fork|exec] [--memory-cap-mib N]
 //             [--child-timeout SECONDS] [--list-symbols] [--exit-holding-buffer]
+//             [--only LIST] [--min-success PERCENT]
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "common/cli_values.h"
 #include "tlrt/torchlean_abi.h"
@@ -28,12 +30,17 @@ void usage(FILE* out) {
       "[--verbose]\n"
       "                 [--batch-size N] [--children fork|exec] [--memory-cap-mib N]\n"
       "                 [--child-timeout SECONDS] [--list-symbols] [--exit-holding-buffer]\n"
+      "                 [--only LIST] [--min-success PERCENT]\n"
       "Calls every symbol of abi/spec/*.tsv that the library exports with generated arguments.\n"
       "Ends with one line \"N passed, M failed\"; exits 1 on any finding, 2 when it cannot run.\n"
       "  --children fork|exec  how calls that may end the process are isolated: fork (default\n"
       "                        for cpu) or a fresh execution of this binary that replays the\n"
       "                        batch (default and required for cuda)\n"
-      "  --exit-holding-buffer keep one buffer alive until static destruction at exit\n",
+      "  --exit-holding-buffer keep one buffer alive until static destruction at exit\n"
+      "  --only LIST           fuzz only the symbols of these table groups or whose names\n"
+      "                        contain one of these words (comma-separated)\n"
+      "  --min-success PERCENT exit 1 when a symbol with consistent operands (operand_builder)\n"
+      "                        and at least 20 calls succeeds in fewer than PERCENT of them\n",
       out);
 }
 
@@ -93,6 +100,20 @@ int main(int argc, char** argv) {
       options.isolation = std::strcmp(value, "fork") == 0 ? tlrt_fuzz::Isolation::fork_child
                                                           : tlrt_fuzz::Isolation::spawn_child;
       options.isolation_given = true;
+    } else if (a == "--only") {
+      std::vector<std::string> words;
+      for (const char* p = value; p != nullptr && *p != '\0';) {
+        const char* comma = std::strchr(p, ',');
+        const size_t len = comma ? static_cast<size_t>(comma - p) : std::strlen(p);
+        if (len > 0) words.emplace_back(p, len);
+        p += len + (comma ? 1 : 0);
+      }
+      need(!words.empty());
+      options.only = words;
+    } else if (a == "--min-success") {
+      double percent = 0;
+      need(tlrt::parse_positive_number(value, &percent) && percent <= 100);
+      options.min_success_percent = percent;
     } else if (a == "--replay") {
       // Internal: BATCH:CALL:HASH, set by a parent that runs calls in re-executed children.
       unsigned long long b = 0, c = 0, h = 0;

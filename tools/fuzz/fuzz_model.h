@@ -144,11 +144,12 @@ enum class ArgKind : uint8_t {
 struct PlannedArg {
   ArgKind kind = ArgKind::scalar;
   ArgValue value;
-  int pool_index = -1;       // buffers: index into the batch pool
-  uint64_t length = 0;       // arrays: elements (bytes for ByteArray)
-  uint64_t product = 1;      // Array Nat: product of the entries
-  bool bad_element = false;  // arrays: an element the spec rejects
-  std::string text;          // for descriptions
+  int pool_index = -1;           // buffers: index into the batch pool
+  uint64_t length = 0;           // arrays: elements (bytes for ByteArray)
+  uint64_t product = 1;          // Array Nat: product of the entries
+  std::vector<uint64_t> values;  // Array Nat: the entries
+  bool bad_element = false;      // arrays: an element the spec rejects
+  std::string text;              // for descriptions
 };
 
 enum class Expect : uint8_t { success, failure, either };
@@ -173,7 +174,8 @@ struct Judgement {
 struct CallPlan {
   const FuzzSymbol* symbol = nullptr;
   std::vector<PlannedArg> args;
-  std::vector<lean_object*> owned;  // created for this call, dropped after it
+  std::vector<lean_object*> owned;     // created for this call, dropped after it
+  std::vector<int> transient_buffers;  // pool entries made for this call, dropped after it
   Judgement judgement;
   std::string description;
 };

@@ -14,6 +14,7 @@
 
 #include "tools/fuzz/isolated_call.h"
 #include "tools/fuzz/lean_values.h"
+#include "tools/fuzz/operand_builder.h"
 
 extern "C" void __sanitizer_set_death_callback(void (*callback)(void)) __attribute__((weak));
 
@@ -140,11 +141,22 @@ bool FuzzSession::setup() {
   }
   catalog_ = build_catalog();
   tallies_.assign(catalog_.size(), SymbolTally{});
+  auto selected = [&](const FuzzSymbol& s) {
+    if (options_.only.empty()) return true;
+    for (const std::string& word : options_.only) {
+      if (word == s.spec->group || std::strstr(s.spec->symbol, word.c_str()) != nullptr) {
+        return true;
+      }
+    }
+    return false;
+  };
   for (const FuzzSymbol& s : catalog_) {
-    if (s.skip == SkipReason::none) fuzzable_.push_back(&s);
+    if (s.skip == SkipReason::none && selected(s)) fuzzable_.push_back(&s);
   }
   if (fuzzable_.empty()) {
-    std::fprintf(stderr, "tlrt-fuzz: no symbol of the tables is exported\n");
+    std::fprintf(stderr, "tlrt-fuzz: %s\n",
+                 options_.only.empty() ? "no symbol of the tables is exported"
+                                       : "no exported symbol matches --only");
     return false;
   }
 
@@ -192,10 +204,21 @@ uint64_t FuzzSession::pool_live_bytes() const {
   return bytes;
 }
 
+uint64_t FuzzSession::room_bytes() const {
+  if (pool_.size() >= limits_.max_pool_entries) return 0;
+  const uint64_t live = pool_live_bytes();
+  return live >= limits_.pool_budget_bytes ? 0 : limits_.pool_budget_bytes - live;
+}
+
 int FuzzSession::make_buffer(uint64_t size, uint8_t dtype) {
-  if (pool_.size() >= limits_.max_pool_entries) return -1;
-  if (pool_live_bytes() + size * dtype_width(dtype) > limits_.pool_budget_bytes) return -1;
-  lean_object* values = make_float_array(generator_->host_values(size));
+  if (size * dtype_width(dtype) > room_bytes()) return -1;
+  return make_buffer_of(generator_->host_values(size), dtype);
+}
+
+int FuzzSession::make_buffer_of(const std::vector<double>& contents, uint8_t dtype) {
+  const uint64_t size = contents.size();
+  if (size * dtype_width(dtype) > room_bytes()) return -1;
+  lean_object* values = make_float_array(contents);
   set_in_flight("pool setup: torchlean_cuda_buffer_of_float_array(FloatArray[" +
                 std::to_string(size) + "], " + std::to_string(dtype) + ")");
   lean_object* b = abi_.of_float_array(values, dtype);
@@ -335,6 +358,17 @@ void FuzzSession::dispose(const CallPlan& plan, const ReturnValue& r) {
 void FuzzSession::drop_owned(CallPlan& plan) {
   for (lean_object* o : plan.owned) lean_dec(o);
   plan.owned.clear();
+  // Operands made for the call, and its results, leave the pool (no later call holds a pool
+  // index), so a batch of such calls fills neither the pool's entries nor its budget.
+  std::vector<int> drop = plan.transient_buffers;
+  drop.insert(drop.end(), transient_results_.begin(), transient_results_.end());
+  std::sort(drop.rbegin(), drop.rend());
+  for (int i : drop) {
+    lean_dec(pool_[static_cast<size_t>(i)].object);
+    pool_.erase(pool_.begin() + i);
+  }
+  plan.transient_buffers.clear();
+  transient_results_.clear();
 }
 
 Evaluation FuzzSession::evaluate_call(const CallPlan& plan) {
@@ -344,7 +378,14 @@ Evaluation FuzzSession::evaluate_call(const CallPlan& plan) {
   clear_in_flight();
   const CounterSnapshot after = CounterSnapshot::read(abi_);
   Evaluation e = evaluate_return(plan, r, before, after, abi_, buffer_class_);
+  const size_t first_adopted = pool_.size();
   const Adopted adopted = adopt_results(plan, r);
+  // The results of a call on operands made for it leave the pool with those operands.
+  if (!plan.transient_buffers.empty()) {
+    for (size_t i = first_adopted; i < pool_.size(); ++i) {
+      transient_results_.push_back(static_cast<int>(i));
+    }
+  }
   dispose(plan, r);
   // Once its result is dropped, a call may only have changed the counters by what the pool
   // took from it and what it released.
@@ -551,8 +592,16 @@ void FuzzSession::print_summary(double seconds) {
               options_.seed, calls_made_, batches_, options_.backend.c_str(),
               options_.isolation == Isolation::fork_child ? "fork" : "re-exec", seconds,
               stopped_by_time_ ? " (stopped by --time-limit)" : "");
-  std::printf("symbols: %zu table rows, %zu fuzzed, %zu skipped\n", catalog_.size(),
-              fuzzable_.size(), catalog_.size() - fuzzable_.size());
+  size_t skipped = 0;
+  for (const FuzzSymbol& s : catalog_) {
+    if (s.skip != SkipReason::none) ++skipped;
+  }
+  std::printf("symbols: %zu table rows, %zu fuzzed, %zu skipped", catalog_.size(), fuzzable_.size(),
+              skipped);
+  if (fuzzable_.size() + skipped < catalog_.size()) {
+    std::printf(", %zu not selected by --only", catalog_.size() - fuzzable_.size() - skipped);
+  }
+  std::printf("\n");
   auto list = [](const char* label, const std::vector<const FuzzSymbol*>& v, bool detail) {
     if (v.empty()) return;
     std::printf("  %s (%zu):", label, v.size());
@@ -591,8 +640,29 @@ void FuzzSession::print_summary(double seconds) {
     std::printf("(%" PRIu64 " findings were not printed)\n",
                 printed_findings_ - kMaxPrintedFindings);
   }
+  if (options_.min_success_percent > 0) {
+    const std::vector<std::string> low = below_success_floor();
+    std::printf("success floor %.1f%%: %zu symbol(s) below it%s", options_.min_success_percent,
+                low.size(), low.empty() ? "\n" : ":");
+    for (const std::string& entry : low) std::printf(" %s", entry.c_str());
+    if (!low.empty()) std::printf("\n");
+  }
   std::printf("%" PRIu64 " passed, %" PRIu64 " failed\n", passed_, failed_);
   std::fflush(stdout);
+}
+
+std::vector<std::string> FuzzSession::below_success_floor() const {
+  std::vector<std::string> low;
+  for (const FuzzSymbol* s : fuzzable_) {
+    const SymbolTally& t = tallies_[static_cast<size_t>(s - catalog_.data())];
+    if (!OperandBuilder::models(*s) || t.calls < 20) continue;
+    if (100.0 * static_cast<double>(t.ok) <
+        options_.min_success_percent * static_cast<double>(t.calls)) {
+      low.push_back(std::string(s->spec->symbol) + " " + std::to_string(t.ok) + "/" +
+                    std::to_string(t.calls));
+    }
+  }
+  return low;
 }
 
 void FuzzSession::report_fatal_in_process_end(Outcome outcome) {
@@ -642,7 +712,8 @@ int FuzzSession::run() {
     std::printf("holding one buffer until static destruction (--exit-holding-buffer)\n");
   }
   print_summary(now_seconds() - start_seconds_);
-  return failed_ > 0 ? 1 : 0;
+  const bool floor_missed = options_.min_success_percent > 0 && !below_success_floor().empty();
+  return failed_ > 0 || floor_missed ? 1 : 0;
 }
 
 }  // namespace tlrt_fuzz

@@ -29,6 +29,8 @@ struct FuzzOptions {
   uint64_t memory_cap_mib = 512;
   int child_timeout_seconds = 60;
   bool exit_holding_buffer = false;
+  std::vector<std::string> only;   // table groups or name words; empty: every symbol
+  double min_success_percent = 0;  // 0: no floor
   // Spawned children: replay batch `replay_batch` up to call `replay_call`, then make that call.
   bool replay = false;
   uint64_t replay_batch = 0;
@@ -46,6 +48,8 @@ class FuzzSession : public BufferSource {
   int run();
 
   int make_buffer(uint64_t size, uint8_t dtype) override;
+  int make_buffer_of(const std::vector<double>& values, uint8_t dtype) override;
+  uint64_t room_bytes() const override;
   int make_released_buffer(uint64_t size, uint8_t dtype) override;
 
   // Called when a call this process was making ended the process (exit hook, sanitizer death
@@ -81,6 +85,9 @@ class FuzzSession : public BufferSource {
               uint64_t index);
   void finding(const std::string& where, Outcome outcome, const std::string& detail);
   void print_summary(double seconds);
+  // The symbols with consistent operands that succeed in fewer than --min-success percent of
+  // at least 20 calls, as "symbol ok/calls".
+  std::vector<std::string> below_success_floor() const;
   void list_symbols() const;
 
   FuzzOptions options_;
@@ -93,6 +100,7 @@ class FuzzSession : public BufferSource {
   std::vector<PoolBuffer> pool_;
   int next_buffer_id_ = 0;
   CallGenerator* generator_ = nullptr;  // the current batch's, for BufferSource
+  std::vector<int> transient_results_;  // pool entries of the current call's results to drop
   std::vector<int> baseline_settings_;
   CounterSnapshot baseline_;
   bool counters_checked_ = true;
