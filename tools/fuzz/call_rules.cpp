@@ -19,6 +19,10 @@ bool starts_with(const std::string& s, const std::string& head) {
   return s.compare(0, head.size(), head) == 0;
 }
 
+bool ends_with(const std::string& s, const std::string& tail) {
+  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+
 int param_named(const CallPlan& plan, const char* name) {
   for (size_t k = 0; k < plan.args.size(); ++k) {
     if (std::strcmp(plan.symbol->spec->params[k].name, name) == 0) return static_cast<int>(k);
@@ -149,8 +153,7 @@ void judge_attention(const CallPlan& plan, const RuleContext& c, Verdict& v, Jud
 // The ops whose valid calls are fixed by their size arguments (SPEC-ops 8, 10, 11): success
 // exactly when every size argument agrees with its buffer and every host array is well formed,
 // with a result of the size the spec states (the axis maps of broadcast_to and
-// reduce_from_broadcast are judged from their entries); `either` for the convolutions, whose
-// validity depends on geometry rules this judge does not model.
+// reduce_from_broadcast and the convolutions' geometry are judged from their entries).
 void judge_sized_op(const CallPlan& plan, const RuleContext& c, Verdict& v, Judgement& j) {
   if (starts_with(plan.symbol->spec->symbol, "torchlean_libtorch_attention_")) {
     return judge_attention(plan, c, v, j);
@@ -467,37 +470,111 @@ void judge_sized_op(const CallPlan& plan, const RuleContext& c, Verdict& v, Judg
   }
   // ---- end pool --------------------------------------------------------------------------------
   // ---- conv: conv_fwd, conv_bwd, convtranspose_fwd, convtranspose_bwd, buffer_conv_io ----------
-  // The plan keeps each array's length, not its entries, so only the array rules are decided:
-  // a malformed array, a spatial rank outside 1..3 or arrays of unequal lengths fail (a panic for
-  // the fixed-layout symbols, an IO error for conv_io), and so does groups = 0; whether a
-  // well-formed call succeeds depends on the entries (extents, kernel, stride), so it is `either`.
+  // SPEC-ops 14.1, 14.2 and 14.6 from the arrays' entries: kernel and stride (and conv_io's
+  // dilation) positive, every output extent within UInt32, the buffers of the stated volumes.
   // The backward results are triples of unequal sizes: check_result_shape stays off.
   if (op == "cuda_conv_fwd" || op == "cuda_conv_bwd" || op == "cuda_convtranspose_fwd" ||
       op == "cuda_convtranspose_bwd") {
     for (const char* a : {"inSpatial", "kernelSpatial", "stride", "padding"}) {
       if (!array_ok(a)) return v.failure("a geometry array is not a well-formed Array Nat");
     }
-    const uint64_t rank = arg("inSpatial")->length;
+    const std::vector<uint64_t>& in = arg("inSpatial")->values;
+    const std::vector<uint64_t>& kernel = arg("kernelSpatial")->values;
+    const std::vector<uint64_t>& stride = arg("stride")->values;
+    const std::vector<uint64_t>& padding = arg("padding")->values;
+    const size_t rank = in.size();
     if (rank < 1 || rank > 3) return v.failure("spatial rank must be one, two, or three");
-    for (const char* a : {"kernelSpatial", "stride", "padding"}) {
-      if (arg(a)->length != rank) return v.failure("array rank mismatch");
+    if (kernel.size() != rank || stride.size() != rank || padding.size() != rank) {
+      return v.failure("array rank mismatch");
     }
-    return v.either("validity depends on the geometry entries");
+    const bool transposed = op.find("convtranspose") != std::string::npos;
+    std::vector<uint64_t> out(rank);
+    for (size_t d = 0; d < rank; ++d) {
+      const uint64_t k = kernel[d], st = stride[d], p = padding[d];
+      if (k == 0 || st == 0) return v.failure("kernel or stride 0");
+      if (transposed) {
+        // (in - 1) * s + k < 2^64 for entries below 2^32.
+        const uint64_t full = in[d] == 0 ? 0 : (in[d] - 1) * st + k;
+        out[d] = full >= 2 * p ? full - 2 * p : 0;
+      } else {
+        out[d] = in[d] + 2 * p < k ? 0 : (in[d] + 2 * p - k) / st + 1;
+      }
+      if (out[d] > UINT32_MAX) return v.failure("an output extent exceeds UInt32");
+    }
+    auto volume = [](uint64_t channels, const std::vector<uint64_t>& dims) {
+      uint64_t product = channels;
+      for (uint64_t e : dims) product = saturating_mul(product, e);
+      for (uint64_t e : dims) {
+        if (e == 0) return uint64_t{0};
+      }
+      return channels == 0 ? 0 : product;
+    };
+    const uint64_t in_c = u32("inC"), out_c = u32("outC");
+    const uint64_t input = volume(in_c, in), weights = volume(saturating_mul(in_c, out_c), kernel);
+    const uint64_t output = volume(out_c, out);
+    if (!size_is("input", input) || !size_is("kernel", weights)) {
+      return v.failure("input or kernel size disagrees with the geometry");
+    }
+    if (ends_with(op, "_fwd")) {
+      if (!size_is("bias", out_c)) return v.failure("size(bias) != outC");
+      return result(output, dt, 4);
+    }
+    if (!size_is("gradOutput", output)) return v.failure("size(gradOutput) != outC x prod(out)");
+    return v.success_within(saturating_mul(input + weights + out_c, 4 * dtype_width(dt)), c);
   }
   if (op == "conv_io") {
     for (const char* a :
          {"inputDims", "kernelDims", "stride", "paddingBefore", "paddingAfter", "dilation"}) {
       if (!array_ok(a)) return v.failure("a geometry array is not a well-formed Array Nat");
     }
-    const uint64_t rank = arg("stride")->length;
+    const std::vector<uint64_t>& dims = arg("inputDims")->values;
+    const std::vector<uint64_t>& kernel_dims = arg("kernelDims")->values;
+    const std::vector<uint64_t>& stride = arg("stride")->values;
+    const std::vector<uint64_t>& before = arg("paddingBefore")->values;
+    const std::vector<uint64_t>& after = arg("paddingAfter")->values;
+    const std::vector<uint64_t>& dilation = arg("dilation")->values;
+    const size_t rank = stride.size();
     if (rank < 1 || rank > 3) return v.failure("spatial rank must be one, two, or three");
-    if (arg("inputDims")->length < rank + 1 || arg("kernelDims")->length != rank + 2 ||
-        arg("paddingBefore")->length != rank || arg("paddingAfter")->length != rank ||
-        arg("dilation")->length != rank) {
+    if (dims.size() < rank + 1 || kernel_dims.size() != rank + 2 || before.size() != rank ||
+        after.size() != rank || dilation.size() != rank) {
       return v.failure("rank mismatch");
     }
-    if (u32("groups") == 0) return v.failure("invalid channel groups");
-    return v.either("validity depends on the geometry entries");
+    const uint64_t groups = u32("groups");
+    const size_t channel_axis = dims.size() - rank - 1;
+    const uint64_t in_c = dims[channel_axis], out_c = kernel_dims[0];
+    if (groups == 0 || in_c == 0 || out_c == 0 || in_c % groups != 0 || out_c % groups != 0 ||
+        kernel_dims[1] != in_c) {
+      return v.failure("invalid channel groups");
+    }
+    const uint64_t limit = static_cast<uint64_t>(INT64_MAX);
+    uint64_t batch = 1;
+    for (size_t a = 0; a < channel_axis; ++a) batch = saturating_mul(batch, dims[a]);
+    for (size_t a = 0; a < channel_axis; ++a) {
+      if (dims[a] == 0) batch = 0;
+    }
+    if (batch > limit) return v.failure("dimension product overflow");
+    if (batch > UINT32_MAX) return v.failure("batch exceeds UInt32");
+    uint64_t output = saturating_mul(batch, out_c);
+    for (size_t a = 0; a < rank; ++a) {
+      const uint64_t k = kernel_dims[a + 2];
+      if (k == 0 || stride[a] == 0 || dilation[a] == 0) {
+        return v.failure("kernel, stride and dilation must be positive");
+      }
+      const uint64_t effective = (k - 1) * dilation[a] + 1;
+      const uint64_t padded = dims[channel_axis + 1 + a] + before[a] + after[a];
+      const uint64_t extent = padded < effective ? 0 : (padded - effective) / stride[a] + 1;
+      if (extent > UINT32_MAX) return v.failure("an output extent exceeds UInt32");
+      output = extent == 0 ? 0 : saturating_mul(output, extent);
+    }
+    if (output > UINT32_MAX) return v.failure("output exceeds UInt32");
+    for (const char* a : {"inputDims", "kernelDims"}) {
+      if (arg(a)->product > limit) return v.failure("dimension product overflow");
+    }
+    if (!size_is("input", arg("inputDims")->product) ||
+        !size_is("kernel", arg("kernelDims")->product) || !size_is("bias", out_c)) {
+      return v.failure("buffer sizes disagree with inputDims, kernelDims, Cout");
+    }
+    return result(output, dt, 4);
   }
   // ---- end conv --------------------------------------------------------------------------------
   v.either("no rule of its own");
