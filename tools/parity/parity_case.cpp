@@ -9,11 +9,55 @@
 #include <sstream>
 #include <thread>
 
+#include "kernels/random/splitmix.h"
 #include "runtime/context.h"
 #include "runtime/transfer.h"
 #include "tools/parity/ulp.h"
 
 namespace tlrt::parity {
+
+ShapeDraw::ShapeDraw(uint64_t seed, const std::string& family) : key_(seed) {
+  for (char ch : family) key_ = random::splitmix64_finalize(key_ ^ static_cast<uint8_t>(ch));
+}
+
+uint64_t ShapeDraw::next() {
+  return random::splitmix64_finalize(key_ + 0x9e3779b97f4a7c15ull * ++counter_);
+}
+
+uint64_t ShapeDraw::below(uint64_t bound) {
+  if (bound == 0) return 0;
+  const uint64_t limit = UINT64_MAX - UINT64_MAX % bound;
+  uint64_t v;
+  do {
+    v = next();
+  } while (v >= limit);
+  return v % bound;
+}
+
+uint64_t ShapeDraw::between(uint64_t lo, uint64_t hi) {
+  return hi <= lo ? lo : lo + below(hi - lo + 1);
+}
+
+uint64_t ShapeDraw::extent(uint64_t max, unsigned zero_percent) {
+  if (zero_percent > 0 && percent(zero_percent)) return 0;
+  if (max <= 1) return 1;
+  switch (below(3)) {
+    case 0:
+      return between(1, std::min<uint64_t>(max, 8));
+    case 1: {
+      unsigned top = 0;
+      while (top < 62 && (uint64_t{2} << top) <= max) ++top;  // 2^top <= max
+      const uint64_t p = uint64_t{1} << below(top + 1);
+      return std::min(max, std::max<uint64_t>(1, p - 1 + below(3)));
+    }
+    default:
+      return between(1, max);
+  }
+}
+
+uint64_t random_shape_budget(const Options& options) {
+  return std::max<uint64_t>(4096, std::min<uint64_t>(options.n, uint64_t{1} << 22));
+}
 
 std::string Bound::text() const {
   switch (kind) {

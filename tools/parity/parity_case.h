@@ -40,10 +40,38 @@ struct Options {
   uint64_t seed = 0;
   std::set<std::string> only;  // ops to run; empty: all
   bool large = false;          // also the 2^31 + 17 element modes
+  uint64_t shapes = 0;         // random recipes per family on top of the fixed ones (--shapes)
   bool oracle = false;         // oracle rows even when a GPU is the subject
   std::string json_path, md_path;
   bool selected(const std::string& op) const { return only.empty() || only.count(op) > 0; }
 };
+
+// The shapes of a family's random recipes (--shapes N): a counter-based stream keyed by the run's
+// seed and the family's name, so the shapes replay with --seed and do not depend on which other
+// families run. Families add the N recipes to their fixed ones; their rows are the same rows.
+class ShapeDraw {
+ public:
+  ShapeDraw(uint64_t seed, const std::string& family);
+  uint64_t next();
+  // Uniform in [0, bound) (0 when bound is 0), and in [lo, hi].
+  uint64_t below(uint64_t bound);
+  uint64_t between(uint64_t lo, uint64_t hi);
+  bool percent(unsigned p) { return below(100) < p; }
+  // An extent in [1, max] (0 in zero_percent of the draws): equally often small (1-8), around a
+  // power of two (2^k - 1, 2^k, 2^k + 1), or uniform up to max.
+  uint64_t extent(uint64_t max, unsigned zero_percent = 0);
+  template <class T>
+  const T& pick(const std::vector<T>& items) {
+    return items[static_cast<size_t>(below(items.size()))];
+  }
+
+ private:
+  uint64_t key_;
+  uint64_t counter_ = 0;
+};
+
+// The most elements one random recipe's largest operand may have: min(--n, 2^22), at least 4096.
+uint64_t random_shape_budget(const Options& options);
 
 // How far a result may be from what it is compared with.
 struct Bound {

@@ -7,8 +7,8 @@
 // itself, so the cases with an oracle also measure the reference against it (a wide-format
 // evaluation or the contract's formulas); --oracle adds those rows on a GPU run too.
 //
-//   tlrt-parity [--n N] [--seed S] [--only NAME[,NAME...]] [--dtype float32|float64] [--large]
-//               [--oracle] [--json FILE] [--markdown FILE] [--list] [--help]
+//   tlrt-parity [--n N] [--seed S] [--shapes N] [--only NAME[,NAME...]] [--dtype float32|float64]
+//               [--large] [--oracle] [--json FILE] [--markdown FILE] [--list] [--help]
 //
 // --only takes family names and op names; --list prints the families and their ops (what --only
 // and --dtype select) and runs nothing. --large also runs the 2^31 + 17 element modes. The JSON
@@ -206,8 +206,9 @@ bool write_json(const std::string& path, const Options& opt, const Cli& cli,
 }
 
 const char kUsage[] =
-    "usage: tlrt-parity [--n N] [--seed S] [--only NAME[,NAME...]] [--dtype float32|float64]\n"
-    "                   [--large] [--oracle] [--json FILE] [--markdown FILE] [--list] [--help]\n";
+    "usage: tlrt-parity [--n N] [--seed S] [--shapes N] [--only NAME[,NAME...]]\n"
+    "                   [--dtype float32|float64] [--large] [--oracle] [--json FILE]\n"
+    "                   [--markdown FILE] [--list] [--help]\n";
 
 int usage() {
   std::fprintf(stderr, "%s(tlrt-parity --help explains each option)\n", kUsage);
@@ -224,6 +225,9 @@ void print_help() {
       "always without a GPU, with --oracle on a GPU run.\n\n"
       "  --n N            random elements per case, after the special values (default 2^20)\n"
       "  --seed S         the inputs' seed (default: random, printed for replay)\n"
+      "  --shapes N       N more input recipes per family, their shapes drawn from the seed (odd\n"
+      "                   extents, powers of two and their neighbours, empty axes), in the same\n"
+      "                   rows; the largest operand of each at most min(--n, 2^22) elements\n"
       "  --only LIST      comma-separated family names and op names (see --list)\n"
       "  --dtype DTYPE    float32 or float64: only the cases of that dtype\n"
       "  --large          also the 2^31 + 17 element modes (needs host and device memory)\n"
@@ -243,8 +247,8 @@ bool parse(int argc, char** argv, Options& opt, Cli& cli) {
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     const bool has_value = i + 1 < argc;
-    if ((a == "--n" || a == "--seed") && has_value) {
-      uint64_t& value = a == "--n" ? opt.n : opt.seed;
+    if ((a == "--n" || a == "--seed" || a == "--shapes") && has_value) {
+      uint64_t& value = a == "--n" ? opt.n : a == "--seed" ? opt.seed : opt.shapes;
       if (!tlrt::parse_whole_number(argv[++i], &value)) {
         std::fprintf(stderr,
                      "tlrt-parity: %s %s: a whole number (decimal, or hexadecimal after 0x)\n",
@@ -384,13 +388,16 @@ int main(int argc, char** argv) {
       }
     }
   }
+  const std::string shapes_text =
+      opt.shapes == 0 ? "" : ", " + std::to_string(opt.shapes) + " random shapes per family";
+  const std::string shapes_flag = opt.shapes == 0 ? "" : " --shapes " + std::to_string(opt.shapes);
   char header[768];
   std::snprintf(header, sizeof header,
                 "tlrt-parity: %s backend vs reference backend%s%s, n = %" PRIu64
-                " (+ special values), seed = %" PRIu64 " (replay with --seed %" PRIu64 ")",
+                " (+ special values)%s, seed = %" PRIu64 " (replay with --seed %" PRIu64 "%s)",
                 tlrt::backend_name(subject),
                 oracles.empty() ? "" : "; ops with an oracle also reference vs ", oracles.c_str(),
-                opt.n, opt.seed, opt.seed);
+                opt.n, shapes_text.c_str(), opt.seed, opt.seed, shapes_flag.c_str());
   std::printf("%s\n", header);
   if (!gpu) {
     std::printf(

@@ -8,11 +8,13 @@
 //     recurrence), bit-exact against the reference backend.
 // Shapes: T and S from {1, 2, 3, 17, 1000, 4096} in pairs that reach both the channel-parallel and
 // the time-parallel extremes, T = 100000 x S = 4, and T 2048 x S 1028 (the float32 constant
-// forward's slab schedule, its last block partial). Inputs: |A| < 1 in most channels, |A| in
+// forward's slab schedule, its last block partial), and with --shapes N more (T, S) drawn from the
+// seed. Inputs: |A| < 1 in most channels, |A| in
 // [1, 1.01) in every seventh; B, X, h0, out, dY in [-1, 1]; the "specials" recipes put NaN and
 // +-inf into X and dY (where the reference is NaN the subject must be NaN; where H is not finite
 // the bound says nothing else). The oracle (without a GPU, or with --oracle) checks the reference
 // backend bit for bit against an independent host recurrence.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <memory>
@@ -276,7 +278,7 @@ class ScanCase : public ComparedCase {
   std::vector<std::vector<double>> bounds_;  // per output, per element (fast rows)
 };
 
-CaseList make_scan_cases(const Options&) {
+CaseList make_scan_cases(const Options& options) {
   CaseList list;
   const std::pair<uint64_t, uint64_t> shapes[] = {
       {1, 1},      {2, 3},       {3, 17},      {17, 2},    {1000, 3},    {3, 1000},
@@ -289,6 +291,16 @@ CaseList make_scan_cases(const Options&) {
       if (specials && steps * state < 64) continue;
       recipes.push_back({steps, state, specials, key++});
     }
+  }
+  // --shapes: T and S drawn within the element budget (empty ones included), a third with
+  // special values.
+  ShapeDraw draw(options.seed, "scan");
+  const uint64_t budget = random_shape_budget(options);
+  for (uint64_t i = 0; i < options.shapes; ++i) {
+    const uint64_t steps = draw.extent(budget, 3);
+    const uint64_t state =
+        draw.extent(std::max<uint64_t>(1, budget / std::max<uint64_t>(steps, 1)), 3);
+    recipes.push_back({steps, state, steps * state >= 64 && draw.percent(33), key++});
   }
   for (Dtype dtype : {Dtype::f32, Dtype::f64}) {
     for (bool backward : {false, true}) {
