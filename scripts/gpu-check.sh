@@ -19,6 +19,8 @@
 #              (scripts/threads-sanitized.sh with TLRT_TSAN_BACKEND=cuda, build in $BUILD-tsan-cuda)
 #   fuzz       tlrt-fuzz on the CUDA backend
 #   parity     tlrt-parity with the 2^31+ mode
+#   shapes     tlrt-parity on random shapes: --shapes ${PARITY_SHAPES:-16} --n 2^20 (not in the
+#              default list; the seed is printed for replay)
 #   bench      tlrt-bench with the size sweep (BENCH_SWEEP= leaves it out)
 #   baseline   tlrt-bench (no sweep; BENCH_ONLY applies) of another tree, for figures side by
 #              side in one session: BASELINE=DIR (default .baseline, e.g. `git archive REF | tar -x -C .baseline`),
@@ -175,11 +177,17 @@ for stage in "${STAGES[@]}"; do
       --calls 1500 --time-limit 150 ${FUZZ_ONLY:+--only $FUZZ_ONLY}
     grep -E '^[0-9]+ passed, [0-9]+ failed' "$LOG" | tail -1 | tee -a "$SUMMARY"
     ;;
+  shapes)
+    # shellcheck disable=SC2086
+    run parity-shapes "$BUILD/tools/tlrt-parity" --n 1048576 --shapes "${PARITY_SHAPES:-16}" \
+      --json "$OUT/parity-shapes.json" ${PARITY_ONLY:+--only $PARITY_ONLY}
+    grep -E '^tlrt-parity: |^[0-9]+ rows, ' "$LOG" | tail -2 | tee -a "$SUMMARY"
+    ;;
   parity)
     # shellcheck disable=SC2086
     run parity "$BUILD/tools/tlrt-parity" --n 16777216 --large --json "$OUT/parity.json" \
       --markdown "$OUT/parity.md" ${PARITY_ONLY:+--only $PARITY_ONLY}
-    grep -E 'ops checked' "$LOG" | tail -1 | tee -a "$SUMMARY"
+    grep -E '^[0-9]+ rows, ' "$LOG" | tail -1 | tee -a "$SUMMARY"
     [ -f "$OUT/parity.md" ] && cat "$OUT/parity.md" >>"$SUMMARY"
     ;;
   bench)

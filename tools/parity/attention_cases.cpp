@@ -5,8 +5,8 @@
 // a fifth of the allowed ones NaN), scale 1/sqrt(d), a negative scale and scale 0; special values
 // (+inf and NaN in rows of Q: NaN rows; -inf in a blocked row of Q; +inf in V at a blocked row:
 // that row's output still +0; NaN in blocked rows of the cotangent: nothing reaches dK or dV);
-// peaked rows (|Q|, |K| up to 4, d = 64); and the empty shapes (batch, n or d = 0). Operands are
-// uniform in (-1, 1) otherwise.
+// peaked rows (|Q|, |K| up to 4, d = 64); the empty shapes (batch, n or d = 0); and with --shapes N
+// more recipes drawn from the seed. Operands are uniform in (-1, 1) otherwise.
 //
 // The order of every sum is free, so each result is judged against the long double oracle of
 // tools/parity/attention_oracle.h, which gives the exact value x and one backend's bound b against
@@ -15,6 +15,7 @@
 //   reference vs oracle:   |y_reference - x| <= b_reference(x) + b_oracle(x)
 // (b_oracle: the oracle's own long double error), and on both rows: blocked rows (exact +0 in out
 // and dQ) +0 bit for bit, NaN where x is NaN, x itself where x is infinite.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <exception>
@@ -23,6 +24,7 @@
 #include <limits>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kernels/random/splitmix.h"
@@ -348,6 +350,47 @@ class AttentionCase : public ParityCase {
   HostArray q_, k_, v_, g_, mask_;
 };
 
+// --shapes: batch, n and d (0 included in a few draws), mask, scale and peaked rows drawn; a
+// quarter masked with one of the special-value patterns, as the fixed ones (batch >= 3, n >= 18,
+// d >= 3, scale 1/sqrt(d), |Q|, |K| < 1). The largest of batch, n and d is halved until the scores
+// (batch x n x n) and the operands fit the budget and batch x n x n x d fits `work`.
+Recipe random_recipe(ShapeDraw& draw, uint64_t budget, uint64_t work) {
+  Recipe r;
+  const bool special = draw.percent(25);
+  const uint64_t least_batch = special ? 3 : 0, least_n = special ? 18 : 0;
+  const uint64_t least_d = special ? 3 : 0;
+  const unsigned empty = special ? 0 : 4;  // percent of the draws with an empty extent
+  r.batch = std::max(least_batch, draw.extent(8, empty));
+  const double per_batch = static_cast<double>(budget / std::max<uint64_t>(r.batch, 1));
+  r.n = std::max(least_n, draw.extent(static_cast<uint64_t>(std::sqrt(per_batch)), empty));
+  r.d = std::max(least_d, draw.extent(256, empty));
+  r.mask = special || draw.percent(50);
+  if (special) {
+    r.special =
+        draw.pick(std::vector<Special>{Special::nonfinite_q, Special::inf_v, Special::nan_g});
+    if (draw.percent(25)) r.scale = ScaleKind::zero;  // q and k unread: their specials vanish
+  } else {
+    const uint64_t scale = draw.below(20);
+    r.scale = scale < 14   ? ScaleKind::inv_sqrt_d
+              : scale < 17 ? ScaleKind::negative
+                           : ScaleKind::zero;
+    if (draw.percent(15)) r.magnitude = 4.0;
+  }
+  for (;;) {
+    const uint64_t rows = r.batch * r.n;
+    if (rows * r.n <= budget && rows * r.d <= budget && rows * r.n * r.d <= work) break;
+    uint64_t* largest = nullptr;
+    for (auto [v, least] :
+         {std::pair{&r.batch, least_batch}, std::pair{&r.n, least_n}, std::pair{&r.d, least_d}}) {
+      if (*v / 2 >= std::max<uint64_t>(least, 1) && (largest == nullptr || *v > *largest))
+        largest = v;
+    }
+    if (largest == nullptr) break;
+    *largest /= 2;
+  }
+  return r;
+}
+
 CaseList make_attention_cases(const Options& options) {
   std::vector<Recipe> recipes;
   auto add = [&](Recipe r) {
@@ -374,6 +417,12 @@ CaseList make_attention_cases(const Options& options) {
   for (const Shape& s : {Shape{0, 5, 3}, Shape{2, 0, 3}, Shape{2, 5, 0}}) {
     for (bool mask : {false, true}) add(Recipe{s.batch, s.n, s.d, mask});
   }
+  // --shapes: the drawn recipes, after the fixed ones (their inputs' keys stay the same), with
+  // batch x n x n x d within 64 x 2^19 (the oracle evaluates in long double, twice).
+  ShapeDraw draw(options.seed, "attention");
+  const uint64_t budget = random_shape_budget(options);
+  const uint64_t work = 64 * std::min<uint64_t>(budget, uint64_t{1} << 19);
+  for (uint64_t i = 0; i < options.shapes; ++i) add(random_recipe(draw, budget, work));
   CaseList cases;
   for (Dtype dtype : {Dtype::f32, Dtype::f64}) {
     const uint64_t base = case_key(options.seed, "attention", dtype == Dtype::f32);

@@ -4,7 +4,8 @@
 // tlrt dependency.
 //
 // Inputs are the operands' values (float or double widened exactly); `alpha` is the scale rounded
-// to the operands' dtype. `evaluate` gives each result's exact value (to long double accuracy) and
+// to the operands' dtype (0 gives +0 scores, dq and dk without reading q, k or ds, as both backends
+// do). `evaluate` gives each result's exact value (to long double accuracy) and
 // one backend's bound against it, described by a Unit:
 //   unit        the unit roundoff of the format the backend computes in (the dtype's for CUDA,
 //               the wide format's for the reference),
@@ -115,14 +116,14 @@ inline Exact evaluate(const Problem& pr, const Unit& un) {
           acc += Q[i * d + l] * K[j * d + l];
           mag += std::fabs(Q[i * d + l] * K[j * d + l]);
         }
-        s[j] = pr.alpha * acc;
+        s[j] = pr.alpha == 0 ? LD(0) : pr.alpha * acc;  // scale 0: +0 scores, q and k unread
         any = true;
         if (std::isnan(s[j])) nan = true;
         if (s[j] > m) m = s[j];
         // The scores' error: d products and their sum, the product with alpha; underflow of the
         // d products (half of eta each, scaled by alpha) and of the last product.
         if (std::isfinite(s[j])) {
-          delta = std::max(delta, gd1 * aa * mag + (d * aa + 1) * eta);
+          delta = std::max(delta, (aa == 0 ? LD(0) : gd1 * aa * mag) + (d * aa + 1) * eta);
         }
       }
       if (!any) {
@@ -219,8 +220,8 @@ inline Exact evaluate(const Problem& pr, const Unit& un) {
         }
       }
       for (uint64_t l = 0; l < d; ++l) {
-        const LD bound = aa * dq_bound[l] + (aa * n + 1) * eta;
-        dq[l] = pr.alpha * dq[l];
+        const LD bound = (aa == 0 ? LD(0) : aa * dq_bound[l]) + (aa * n + 1) * eta;
+        dq[l] = pr.alpha == 0 ? LD(0) : pr.alpha * dq[l];
         dq_bound[l] = bound + fu * (std::fabs(dq[l]) + bound);
       }
     }
@@ -247,8 +248,8 @@ inline Exact evaluate(const Problem& pr, const Unit& un) {
       }
     }
     for (uint64_t x = 0; x < n * d; ++x) {
-      const LD bound_k = aa * dk_bound[x] + (aa * n + 1) * eta;
-      dk[x] = pr.alpha * dk[x];
+      const LD bound_k = (aa == 0 ? LD(0) : aa * dk_bound[x]) + (aa * n + 1) * eta;
+      dk[x] = pr.alpha == 0 ? LD(0) : pr.alpha * dk[x];
       dk_bound[x] = bound_k + fu * (std::fabs(dk[x]) + bound_k);
       const LD bound_v = dv_bound[x] + n * eta;
       dv_bound[x] = bound_v + fu * (std::fabs(dv[x]) + bound_v);

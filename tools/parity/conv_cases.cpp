@@ -2,7 +2,8 @@
 // convtranspose_fwd, convtranspose_bwd and conv_io in float32 and float64 over fixed random
 // geometries: rank 1, 2 and 3, stride larger than the kernel, padding = kernel/2, kernels larger
 // than the input, zero channels, empty extents, and for conv_io groups, dilation, asymmetric
-// padding and leading batch axes. Inputs uniform in [-1, 1].
+// padding and leading batch axes, and with --shapes N more geometries drawn from the seed. Inputs
+// uniform in [-1, 1].
 //   * "<op>": the subject (the CUDA backend on a device) against the reference backend, per
 //     element within docs/NUMERICS.md ("Convolution"): |got - want| <= 2 g_{n} M + u |want|, with
 //     M the same convolution of the absolute values (run on the reference backend) and n the
@@ -11,6 +12,7 @@
 //     of the spec's formulas in scatter form (each input term added to the outputs it reaches), in
 //     long double, within 2 g_n(2^-64) M + 1 ULP (both are one rounding of a long double sum; with
 //     cancellation the two long double sums may round to neighbouring float64 values).
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <memory>
@@ -373,7 +375,104 @@ class ConvCase : public ComparedCase {
   HostArrays magnitude_;
 };
 
-CaseList make_conv_cases(const Options&) {
+// Halves the largest of the sizes above 1 (false when none is).
+bool halve_largest(const std::vector<uint64_t*>& sizes) {
+  uint64_t* largest = nullptr;
+  for (uint64_t* v : sizes) {
+    if (*v > 1 && (largest == nullptr || *v > *largest)) largest = v;
+  }
+  if (largest == nullptr) return false;
+  *largest /= 2;
+  return true;
+}
+
+// --shapes, fixed layout: rank 1-3, kernel, stride (also above the kernel) and padding (0,
+// kernel/2 or up to the kernel) per axis, channels 0-32 and extents 0 included; then the largest
+// channel count or extent is halved until every operand of the conv and the transposed conv fits
+// the budget and their multiply-adds fit `work`.
+Recipe random_fixed(ShapeDraw& draw, uint64_t budget, uint64_t work) {
+  Recipe r;
+  const size_t rank = 1 + draw.below(3);
+  r.cin = draw.extent(32, 5);
+  r.cout = draw.extent(32, 5);
+  uint64_t room = budget / std::max<uint64_t>({r.cin, r.cout, 1});
+  for (size_t a = 0; a < rank; ++a) {
+    const uint64_t k = draw.extent(rank == 1 ? 9 : rank == 2 ? 7 : 5);
+    r.k.push_back(k);
+    r.s.push_back(draw.extent(5));
+    const uint64_t pick = draw.below(3);
+    r.p.push_back(pick == 0 ? 0 : pick == 1 ? k / 2 : draw.between(0, k));
+    r.in.push_back(draw.extent(integer_root(room, rank - a), 4));
+    room /= std::max<uint64_t>(r.in.back(), 1);
+  }
+  std::vector<uint64_t*> sizes{&r.cin, &r.cout};
+  for (uint64_t& e : r.in) sizes.push_back(&e);
+  std::vector<uint64_t*> kernel;
+  for (uint64_t& e : r.k) kernel.push_back(&e);
+  for (;;) {
+    uint64_t iv = 1, kv = 1, ov = 1, tv = 1;
+    for (size_t a = 0; a < rank; ++a) {
+      iv *= r.in[a];
+      kv *= r.k[a];
+      ov *= conv_out_dim(r.in[a], r.k[a], r.s[a], r.p[a], "parity");
+      tv *= conv_transpose_out_dim(r.in[a], r.k[a], r.s[a], r.p[a], "parity");
+    }
+    const uint64_t cin = std::max<uint64_t>(r.cin, 1), cout = std::max<uint64_t>(r.cout, 1);
+    const bool fits = cin * iv <= budget && cout * std::max(ov, tv) <= budget &&
+                      cin * cout * kv <= budget && cin * cout * kv * std::max(iv, ov) <= work;
+    if (fits || !(halve_largest(sizes) || halve_largest(kernel))) break;
+  }
+  return r;
+}
+
+// --shapes, conv_io: 0-2 leading axes (0 included), 1-8 groups of 1-8 input and output channels
+// each (depthwise when one), rank 1-3, kernel, stride, dilation 1-3 and padding before and after
+// up to the dilated kernel per axis, extents 0 included; shrunk like the fixed layout.
+Recipe random_io(ShapeDraw& draw, uint64_t budget, uint64_t work) {
+  Recipe r;
+  const uint64_t leading = draw.below(3);
+  for (uint64_t a = 0; a < leading; ++a) r.lead.push_back(draw.extent(4, 5));
+  uint64_t groups = draw.percent(40) ? 1 : draw.extent(8);
+  uint64_t cin_per = draw.extent(8), cout_per = draw.extent(8);
+  const size_t rank = 1 + draw.below(3);
+  uint64_t room =
+      budget / std::max<uint64_t>(volume(r.lead) * groups * std::max(cin_per, cout_per), 1);
+  for (size_t a = 0; a < rank; ++a) {
+    const uint64_t k = draw.extent(rank == 1 ? 9 : rank == 2 ? 5 : 3);
+    const uint64_t dil = draw.percent(60) ? 1 : draw.between(2, 3);
+    r.k.push_back(k);
+    r.dil.push_back(dil);
+    r.s.push_back(draw.extent(4));
+    r.p.push_back(draw.between(0, (k - 1) * dil + 1));
+    r.after.push_back(draw.percent(50) ? r.p.back() : draw.between(0, (k - 1) * dil + 1));
+    r.in.push_back(draw.extent(integer_root(room, rank - a), 4));
+    room /= std::max<uint64_t>(r.in.back(), 1);
+  }
+  std::vector<uint64_t*> sizes{&groups, &cin_per, &cout_per};
+  for (uint64_t& e : r.lead) sizes.push_back(&e);
+  for (uint64_t& e : r.in) sizes.push_back(&e);
+  std::vector<uint64_t*> kernel;
+  for (uint64_t& e : r.k) kernel.push_back(&e);
+  for (;;) {
+    const uint64_t batch = volume(r.lead), cin = groups * cin_per, cout = groups * cout_per;
+    uint64_t iv = 1, kv = 1, ov = 1;
+    for (size_t a = 0; a < rank; ++a) {
+      const uint64_t eff = (r.k[a] - 1) * r.dil[a] + 1, padded = r.in[a] + r.p[a] + r.after[a];
+      iv *= r.in[a];
+      kv *= r.k[a];
+      ov *= padded < eff ? 0 : (padded - eff) / r.s[a] + 1;
+    }
+    const bool fits = batch * cin * iv <= budget && batch * cout * ov <= budget &&
+                      cout * cin * kv <= budget && batch * cout * cin_per * kv * ov <= work;
+    if (fits || !(halve_largest(sizes) || halve_largest(kernel))) break;
+  }
+  r.groups = groups;
+  r.cin = groups * cin_per;
+  r.cout = groups * cout_per;
+  return r;
+}
+
+CaseList make_conv_cases(const Options& options) {
   // Fixed-layout geometries: in, k, s, p, cin, cout.
   auto fixed_recipe = [](Dims in, Dims k, Dims s, Dims p, uint64_t cin, uint64_t cout) {
     Recipe r;
@@ -432,6 +531,27 @@ CaseList make_conv_cases(const Options&) {
       }
     }
     for (Recipe r : io) {
+      r.key = key++;
+      list.push_back(std::make_unique<ConvCase>(Op::io, dtype, r));
+    }
+  }
+  // --shapes: one fixed-layout and one conv_io geometry per draw, each operand within the budget
+  // and the multiply-adds of one case within 64 times it.
+  ShapeDraw draw(options.seed, "conv");
+  const uint64_t budget = random_shape_budget(options);
+  std::vector<Recipe> drawn_fixed, drawn_io;
+  for (uint64_t i = 0; i < options.shapes; ++i) {
+    drawn_fixed.push_back(random_fixed(draw, budget, 64 * budget));
+    drawn_io.push_back(random_io(draw, budget, 64 * budget));
+  }
+  for (Dtype dtype : {Dtype::f32, Dtype::f64}) {
+    for (Op op : {Op::fwd, Op::bwd, Op::tfwd, Op::tbwd}) {
+      for (Recipe r : drawn_fixed) {
+        r.key = key++;
+        list.push_back(std::make_unique<ConvCase>(op, dtype, r));
+      }
+    }
+    for (Recipe r : drawn_io) {
       r.key = key++;
       list.push_back(std::make_unique<ConvCase>(Op::io, dtype, r));
     }

@@ -1,7 +1,8 @@
 // Parity cases of the FFT family (SPEC-ops 12) and the legacy spectral convolution pair (SPEC-ops
 // 16): rfft1d_packed, irfft1d_packed and irfft1d_packed_unnormalized in float32 and float64 for
 // n in {1, 2, 3, 4, 5, 7, 8, 16, 17, 97, 127, 128, 1000, 1024, 2048, 4096, 4097} and batches from 1
-// to 64, and the spectral pair on small FNO-like shapes. Inputs are mixed-sign values in (-1, 1).
+// to 64, and the spectral pair on small FNO-like shapes, and with --shapes N more lengths, batches
+// and spectral shapes drawn from the seed. Inputs are mixed-sign values in (-1, 1).
 // Special values are left out: a NaN or an infinity anywhere in a row turns the transform of that
 // row into NaN or infinity element by element in an order that depends on the algorithm (butterfly
 // network, Bluestein, direct), so an element-wise comparison says nothing; the test suite checks
@@ -380,10 +381,56 @@ class SpectralCase : public ComparedCase {
   long double scale_y_ = 0, scale_dx_ = 0, scale_dw_ = 0;
 };
 
+// The largest prime <= m (2 when m < 3).
+uint64_t prime_at_most(uint64_t m) {
+  for (; m > 2; --m) {
+    bool prime = true;
+    for (uint64_t f = 2; f * f <= m && prime; ++f) prime = m % f != 0;
+    if (prime) return m;
+  }
+  return 2;
+}
+
+struct Length {
+  uint32_t n, batch;
+};
+
+// --shapes: n an extent (1, 2, small, powers of two and their neighbours, uniform), a prime or a
+// 2-3-5-7-smooth length, with a batch (0 included) that keeps both operands within the budget.
+std::vector<Length> random_lengths(ShapeDraw& draw, uint64_t count, uint64_t budget) {
+  std::vector<Length> lengths;
+  const uint64_t top = budget - 2;  // the packed row, (n/2 + 1) * 2 elements, fits the budget
+  for (uint64_t i = 0; i < count; ++i) {
+    uint64_t n = 1;
+    switch (draw.below(4)) {
+      case 0:
+        n = prime_at_most(draw.extent(top));
+        break;
+      case 1:
+        for (const uint64_t target = draw.extent(top); n <= target;) {
+          const uint64_t f = draw.pick(std::vector<uint64_t>{2, 3, 5, 7});
+          if (n * f > target) break;
+          n *= f;
+        }
+        break;
+      default:
+        n = draw.extent(top);
+        break;
+    }
+    const uint64_t batch = draw.extent(budget / ((n / 2 + 1) * 2), 5);
+    lengths.push_back({static_cast<uint32_t>(n), static_cast<uint32_t>(batch)});
+  }
+  return lengths;
+}
+
 CaseList make_fft_cases(const Options& options) {
   CaseList cases;
   const uint32_t lengths[] = {1,  2,   3,   4,    5,    7,    8,    16,  17,
                               97, 127, 128, 1000, 1024, 2048, 4096, 4097};
+  // The random recipes stay within 2^18 elements as well: the oracle computes in binary128.
+  ShapeDraw draw(options.seed, "fft");
+  const uint64_t budget = std::min<uint64_t>(random_shape_budget(options), uint64_t{1} << 18);
+  const std::vector<Length> drawn = random_lengths(draw, options.shapes, budget);
   for (FftOp op : {FftOp::rfft, FftOp::irfft, FftOp::irfft_unnormalized}) {
     for (Dtype dtype : {Dtype::f32, Dtype::f64}) {
       const uint64_t base = case_key(options.seed, op_name(op), dtype == Dtype::f32);
@@ -396,11 +443,25 @@ CaseList make_fft_cases(const Options& options) {
               std::make_unique<FftCase>(op, dtype, n, batch, splitmix64_finalize(base + k++)));
         }
       }
+      for (const Length& l : drawn) {
+        cases.push_back(
+            std::make_unique<FftCase>(op, dtype, l.n, l.batch, splitmix64_finalize(base + k++)));
+      }
     }
   }
-  const SpectralShape shapes[] = {{1, 3, 1},     {2, 2, 2},     {8, 4, 5},
-                                  {17, 3, 9},    {64, 8, 16},   {97, 5, 20},
-                                  {128, 16, 65}, {256, 32, 32}, {12, 3, 0}};
+  std::vector<SpectralShape> shapes{{1, 3, 1},     {2, 2, 2},     {8, 4, 5},
+                                    {17, 3, 9},    {64, 8, 16},   {97, 5, 20},
+                                    {128, 16, 65}, {256, 32, 32}, {12, 3, 0}};
+  // --shapes: width up to 64, grid within the budget, modes from 0 to all grid/2 + 1 bins with
+  // the weights (modes x width x width) within the budget.
+  for (uint64_t i = 0; i < options.shapes; ++i) {
+    const uint64_t width = draw.extent(64);
+    const uint64_t grid = draw.extent(budget / width);
+    const uint64_t most = std::min<uint64_t>(grid / 2 + 1, budget / (width * width));
+    const uint64_t modes = draw.percent(10) ? 0 : draw.percent(20) ? most : draw.between(1, most);
+    shapes.push_back(
+        {static_cast<uint32_t>(grid), static_cast<uint32_t>(width), static_cast<uint32_t>(modes)});
+  }
   for (bool backward : {false, true}) {
     for (Dtype dtype : {Dtype::f32, Dtype::f64}) {
       const uint64_t base =

@@ -9,7 +9,7 @@
 // Inputs: special words (NaNs with payloads, +-inf, +-0, subnormals, extremes) then random words
 // of moderate magnitude; index lists with repeats, out-of-range entries (up to 2^32 - 1), all
 // sources on one target, and zero extents; positions with NaN, +-inf, -0, negatives, fractions and
-// values past the table.
+// values past the table; with --shapes N more extents, counts and patterns drawn from the seed.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -370,15 +370,54 @@ std::vector<Recipe> recipes(Op op, uint64_t n) {
   return list;
 }
 
+constexpr Op kOps[] = {Op::gather_rows, Op::scatter_add_rows, Op::scatter_add, Op::gather_at,
+                       Op::scatter_add_at};
+constexpr size_t kOpCount = sizeof(kOps) / sizeof(kOps[0]);
+
+// The --shapes recipes, per op in kOps' order: each op's own parameters drawn from the seed with
+// every operand and the result within the element budget. Rows ops: width (mostly up to 1024),
+// rows and index count, empty extents included, and the index pattern; positions ops: the table
+// size (at least 1) and the count.
+std::vector<std::vector<Recipe>> random_recipes(const Options& options) {
+  std::vector<std::vector<Recipe>> out(kOpCount);
+  ShapeDraw draw(options.seed, "indexing");
+  const uint64_t budget = random_shape_budget(options);
+  for (uint64_t i = 0; i < options.shapes; ++i) {
+    for (size_t o = 0; o < kOpCount; ++o) {
+      Recipe r;
+      if (kOps[o] == Op::gather_at || kOps[o] == Op::scatter_add_at) {
+        r.rows = static_cast<uint32_t>(draw.extent(budget));
+        r.k = draw.extent(budget, 3);
+      } else {
+        r.cols = kOps[o] == Op::scatter_add
+                     ? 1
+                     : static_cast<uint32_t>(draw.extent(
+                           draw.percent(75) ? std::min<uint64_t>(budget, 1024) : budget, 3));
+        const uint64_t room = budget / std::max<uint64_t>(r.cols, 1);
+        r.rows = static_cast<uint32_t>(draw.extent(room, 3));
+        r.k = draw.extent(room, 3);
+        const uint64_t pattern = draw.below(10);
+        r.pattern = pattern < 6   ? IndexPattern::random
+                    : pattern < 8 ? IndexPattern::one_target
+                                  : IndexPattern::none_in_range;
+      }
+      out[o].push_back(r);
+    }
+  }
+  return out;
+}
+
 CaseList make_indexing_cases(const Options& options) {
   CaseList cases;
+  const std::vector<std::vector<Recipe>> drawn = random_recipes(options);
   for (Dtype dtype : {Dtype::f32, Dtype::f64}) {
     const bool f32 = dtype == Dtype::f32;
-    for (Op op : {Op::gather_rows, Op::scatter_add_rows, Op::scatter_add, Op::gather_at,
-                  Op::scatter_add_at}) {
+    for (size_t o = 0; o < kOpCount; ++o) {
+      const Op op = kOps[o];
       if (!options.selected(name_of(op))) continue;
       const uint64_t key = case_key(options.seed, name_of(op), f32);
       std::vector<Recipe> list = recipes(op, options.n);
+      list.insert(list.end(), drawn[o].begin(), drawn[o].end());
       for (size_t i = 0; i < list.size(); ++i) {
         list[i].key = splitmix64_finalize(key + i);
         cases.push_back(std::make_unique<IndexingCase>(op, dtype, list[i]));

@@ -2,7 +2,8 @@
 // and float64 on rows of 1, 2, 3, 31, 1024, 4097 and 20000 columns (as many rows as --n allows,
 // up to 2048), drawn as mixed values, rows with a large common offset (1e6, noise of order 1), rows
 // of which every third is constant, and for the forward a special pattern (a row holding NaN, a row
-// holding inf, rows of magnitude 1e30 / 1e150, and epsilon = 0 on a constant row, which gives 0/0).
+// holding inf, rows of magnitude 1e30 / 1e150, and epsilon = 0 on a constant row, which gives 0/0);
+// with --shapes N, N more (rows, cols, pattern) drawn from the seed.
 // The sums' order is free, so results are compared element by element within the bounds derived in
 // docs/NUMERICS.md ("Layer normalization"), each computed per element on the host:
 //
@@ -478,8 +479,38 @@ class BackwardCase : public ComparedCase {
   std::vector<std::vector<double>> oracle_;
 };
 
+// One random recipe (--shapes): the forward's pattern, and the backward's (one of the first three
+// where the forward's is the special one).
+struct RandomRecipe {
+  uint64_t rows, cols;
+  Pattern forward, backward;
+};
+
+// rows and cols (both positive) in a random order, the second within what the first leaves of the
+// element budget; the special pattern has 5 rows (epsilon 0 on its constant row) half the time.
+RandomRecipe draw_recipe(ShapeDraw& draw, uint64_t budget) {
+  const std::vector<Pattern> plain = {Pattern::mixed, Pattern::offset, Pattern::constant};
+  RandomRecipe r;
+  r.forward = draw.percent(25) ? Pattern::special : draw.pick(plain);
+  r.backward = r.forward == Pattern::special ? draw.pick(plain) : r.forward;
+  if (r.forward == Pattern::special && draw.percent(50)) {
+    r.rows = 5;
+    r.cols = draw.extent(budget / 5);
+  } else {
+    const std::vector<uint64_t> extents = draw.dims(2, budget, 0);
+    r.rows = extents[0];
+    r.cols = extents[1];
+  }
+  return r;
+}
+
 CaseList make_layer_norm_cases(const Options& options) {
   CaseList cases;
+  // --shapes: N recipes of both ops within the element budget.
+  ShapeDraw draw(options.seed, "layer_norm");
+  const uint64_t budget = random_shape_budget(options);
+  std::vector<RandomRecipe> random_recipes;
+  for (uint64_t i = 0; i < options.shapes; ++i) random_recipes.push_back(draw_recipe(draw, budget));
   const uint64_t col_list[] = {1, 2, 3, 31, 1024, 4097, 20000};
   for (Dtype dtype : {Dtype::f32, Dtype::f64}) {
     const bool f32 = dtype == Dtype::f32;
@@ -500,6 +531,13 @@ CaseList make_layer_norm_cases(const Options& options) {
         cases.push_back(std::make_unique<ForwardCase>(dtype, special_rows, cols, Pattern::special,
                                                       splitmix64_finalize(fwd_base + k++)));
       }
+    }
+    for (const RandomRecipe& r : random_recipes) {
+      cases.push_back(std::make_unique<ForwardCase>(dtype, r.rows, r.cols, r.forward,
+                                                    splitmix64_finalize(fwd_base + k)));
+      cases.push_back(std::make_unique<BackwardCase>(dtype, r.rows, r.cols, r.backward,
+                                                     splitmix64_finalize(bwd_base + k)));
+      ++k;
     }
   }
   return cases;

@@ -2,9 +2,10 @@
 // every tA/tB combination on random shapes (odd sizes, extents of 1, a long contraction, batches,
 // and zero extents: n = 0 gives zeros, batch, m or p = 0 nothing), drawn three ways (mixed signs in
 // (-1, 1), positive in [1/2, 2), and tiny values whose products are subnormal); dgemm_cuda on host
-// binary64 arrays of the same kinds. The accumulation order is unspecified, so results are compared
-// within the bound derived in docs/NUMERICS.md ("Matrix products"), element by element at the
-// scale S = sum_k |a_ik||b_kj|:
+// binary64 arrays of the same kinds; with --shapes N, N more shapes of each op (extents, flags and
+// draw) from the seed. The accumulation order is unspecified, so results are compared within the
+// bound derived in docs/NUMERICS.md ("Matrix products"), element by element at the scale
+// S = sum_k |a_ik||b_kj|:
 //   subject vs reference:     |c_s - c_r| <= (gamma_n(u) + u + 2 gamma_n(u_w)) S + 2 n eta
 //   reference vs the oracle:  |c_r - c_o| <= (u + 3 gamma_n(u_L)) S + n eta
 // with u the unit roundoff of the dtype (2^-24, 2^-53), u_w that of the reference's wider format
@@ -342,8 +343,61 @@ class DgemmCase : public ComparedCase {
   MatmulBound bound_;
 };
 
+// One random recipe (--shapes) of either op.
+struct RandomProduct {
+  Extents extents;
+  int flags;  // tA in bit 0, tB in bit 1
+  Pattern pattern;
+};
+
+// Extents drawn one at a time in a random order, each within what those drawn before leave: A, B
+// and C at most `budget` elements, batch * m * n * p at most 64 budget multiply-adds; a zero in 4%
+// of the draws (a zero extent counts as 1 in the limits). dgemm's batch stays 1, its flags 0.
+RandomProduct draw_product(ShapeDraw& shapes, uint64_t budget, bool batched) {
+  uint64_t e[4] = {1, 1, 1, 1};  // batch, m, n, p
+  struct Limit {
+    unsigned extents;  // bit i: e[i] is a factor
+    uint64_t most;
+  };
+  const Limit limits[] = {
+      {0b0111, budget}, {0b1101, budget}, {0b1011, budget}, {0b1111, 64 * budget}};
+  unsigned order[4] = {0, 1, 2, 3};
+  for (unsigned i = 3; i > 0; --i) std::swap(order[i], order[shapes.below(i + 1)]);
+  for (unsigned x : order) {
+    if (x == 0 && !batched) continue;
+    uint64_t most = std::numeric_limits<uint64_t>::max();
+    for (const Limit& limit : limits) {
+      if ((limit.extents >> x & 1) == 0) continue;
+      uint64_t others = 1;
+      for (unsigned y = 0; y < 4; ++y) {
+        if (y != x && (limit.extents >> y & 1) != 0) others *= std::max<uint64_t>(e[y], 1);
+      }
+      most = std::min(most, limit.most / others);
+    }
+    // A cap of most / 2^j (j uniform up to half the bits of most) spreads the budget over the four
+    // extents more often.
+    unsigned bits = 0;
+    while ((most >> bits) > 1) ++bits;
+    e[x] = shapes.extent(most >> shapes.below(bits / 2 + 1), 4);
+  }
+  RandomProduct r;
+  r.extents = {static_cast<uint32_t>(e[0]), static_cast<uint32_t>(e[1]),
+               static_cast<uint32_t>(e[2]), static_cast<uint32_t>(e[3])};
+  r.flags = batched ? static_cast<int>(shapes.below(4)) : 0;
+  r.pattern = shapes.pick(std::vector<Pattern>{Pattern::mixed, Pattern::positive, Pattern::tiny});
+  return r;
+}
+
 CaseList make_matmul_cases(const Options& options) {
   CaseList cases;
+  // --shapes: N products of each op, their extents, flags and draw from the seed.
+  ShapeDraw shape_draw(options.seed, "matmul");
+  const uint64_t budget = random_shape_budget(options);
+  std::vector<RandomProduct> random_bmm, random_dgemm;
+  for (uint64_t i = 0; i < options.shapes; ++i) {
+    random_bmm.push_back(draw_product(shape_draw, budget, true));
+    random_dgemm.push_back(draw_product(shape_draw, budget, false));
+  }
   // Odd sizes, extents of 1, a long contraction, batches; two shapes whose float32 products of
   // transposed operands take the cuBLASLt route on a device of 132 SMs (132 partial tiles of
   // 128 x 256, one a matrix; 132 tiles, two by two a matrix: kernels::bmm_lt_qualifies); then the
@@ -365,6 +419,10 @@ CaseList make_matmul_cases(const Options& options) {
         }
       }
     }
+    for (const RandomProduct& r : random_bmm) {
+      cases.push_back(std::make_unique<BmmCase>(dtype, r.extents, r.flags & 1, r.flags & 2,
+                                                r.pattern, splitmix64_finalize(base + k++)));
+    }
   }
   const std::vector<Extents> dgemm_shapes = {{1, 1, 1, 1},       {1, 5, 7, 3},    {1, 64, 300, 17},
                                              {1, 200, 200, 200}, {1, 1, 4099, 1}, {1, 3, 0, 2},
@@ -375,6 +433,10 @@ CaseList make_matmul_cases(const Options& options) {
     for (Pattern pattern : {Pattern::mixed, Pattern::positive, Pattern::tiny}) {
       cases.push_back(std::make_unique<DgemmCase>(e, pattern, splitmix64_finalize(base + k++)));
     }
+  }
+  for (const RandomProduct& r : random_dgemm) {
+    cases.push_back(
+        std::make_unique<DgemmCase>(r.extents, r.pattern, splitmix64_finalize(base + k++)));
   }
   return cases;
 }

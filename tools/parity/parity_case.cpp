@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <cstdio>
 #include <exception>
 #include <sstream>
@@ -53,6 +54,55 @@ uint64_t ShapeDraw::extent(uint64_t max, unsigned zero_percent) {
     default:
       return between(1, max);
   }
+}
+
+std::vector<uint64_t> ShapeDraw::dims(size_t rank, uint64_t budget, unsigned zero_percent) {
+  std::vector<uint64_t> d(rank, 1);
+  std::vector<size_t> order(rank);
+  for (size_t j = 0; j < rank; ++j) order[j] = j;
+  for (size_t j = rank; j > 1; --j) std::swap(order[j - 1], order[below(j)]);
+  uint64_t room = std::max<uint64_t>(1, budget);
+  for (size_t k = 0; k < rank; ++k) {
+    const size_t left = rank - k;
+    const uint64_t share =
+        left == 1 || percent(40) ? room : std::max<uint64_t>(2, integer_root(room, left));
+    const size_t j = order[k];
+    d[j] = extent(share, zero_percent);
+    room = std::max<uint64_t>(1, room / std::max<uint64_t>(d[j], 1));
+  }
+  return d;
+}
+
+ShapeDraw::Broadcast ShapeDraw::broadcast(size_t max_in_rank, size_t max_inserted,
+                                          uint64_t budget) {
+  Broadcast b;
+  const size_t in_rank = below(max_in_rank + 1), inserted = below(max_inserted + 1);
+  b.out = dims(in_rank + inserted, budget);
+  std::vector<uint64_t> order(b.out.size());
+  for (size_t j = 0; j < order.size(); ++j) order[j] = j;
+  for (size_t j = order.size(); j > 1; --j) std::swap(order[j - 1], order[below(j)]);
+  b.in.assign(in_rank, 1);
+  for (size_t j = 0; j < order.size(); ++j) {
+    const bool mapped = order[j] < in_rank;
+    b.map.push_back(mapped ? order[j] + 1 : 0);
+    if (mapped && !percent(25)) b.in[order[j]] = b.out[j];
+  }
+  return b;
+}
+
+uint64_t integer_root(uint64_t v, size_t k) {
+  if (v < 2 || k == 0) return 1;
+  // x^k, or v + 1 once it passes v.
+  auto power = [&](uint64_t x) {
+    uint64_t p = 1;
+    for (size_t i = 0; i < k; ++i) p = p > v / x ? v + 1 : p * x;
+    return p;
+  };
+  uint64_t x = std::max<uint64_t>(
+      1, static_cast<uint64_t>(std::pow(static_cast<double>(v), 1.0 / static_cast<double>(k))));
+  while (x > 1 && power(x) > v) --x;
+  while (power(x + 1) <= v) ++x;
+  return x;
 }
 
 uint64_t random_shape_budget(const Options& options) {

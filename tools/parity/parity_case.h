@@ -64,11 +64,25 @@ class ShapeDraw {
   const T& pick(const std::vector<T>& items) {
     return items[static_cast<size_t>(below(items.size()))];
   }
+  // `rank` extents whose product is at most `budget`: drawn in a random order of the axes, each
+  // within what the ones before it leave and, 60% of the time, within its even share of that (so
+  // that long axes meet long axes); zero_percent of them 0.
+  std::vector<uint64_t> dims(size_t rank, uint64_t budget, unsigned zero_percent = 3);
+  // A broadcast geometry (broadcast_to, reduce_from_broadcast): input rank up to max_in_rank, up to
+  // max_inserted inserted output axes, the input axes in a random order among the output axes,
+  // a quarter of them of extent 1 (broadcast); the output within `budget`.
+  struct Broadcast {
+    std::vector<uint64_t> in, out, map;  // map[j] = a + 1 when output axis j reads input axis a
+  };
+  Broadcast broadcast(size_t max_in_rank, size_t max_inserted, uint64_t budget);
 
  private:
   uint64_t key_;
   uint64_t counter_ = 0;
 };
+
+// The largest x >= 1 with x^k <= v (1 when v < 2): an even share of v over k extents.
+uint64_t integer_root(uint64_t v, size_t k);
 
 // The most elements one random recipe's largest operand may have: min(--n, 2^22), at least 4096.
 uint64_t random_shape_budget(const Options& options);

@@ -10,9 +10,10 @@
 // Geometries: random rank 1-3 windows (kernel 1-4, stride 1-5 including stride > kernel, padding
 // 0..kernel/2 including kernel/2), kernels larger than the input, zero channels, empty extents,
 // the bench shapes scaled down (2x2 stride 2 and 3x3 stride 1 padding 1 on 112x112) and a rank-3
-// case, each with finite inputs and with NaN / +-inf / -0 sprinkled into the input (and into dY
-// for the bit-exact ops). The oracle (without a GPU, or with --oracle) checks the reference backend
-// bit for bit against an independent host evaluation of the contract over the given rank.
+// case, and with --shapes N more drawn from the seed, each with finite inputs and with NaN, +-inf
+// and -0 sprinkled into the input (and into dY for the bit-exact ops; half of the drawn ones). The
+// oracle (without a GPU, or with --oracle) checks the reference backend bit for bit against an
+// independent host evaluation of the contract over the given rank.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -429,6 +430,43 @@ PoolArguments geometry(const Dims& in, const Dims& k, const Dims& s, const Dims&
   return a;
 }
 
+// --shapes: rank 1-3, per axis a kernel, a stride (also above the kernel), padding 0, kernel/2 or
+// between (and in a few draws kernel/2 + 1: an empty result) and an extent (0 included; kernels
+// larger than it included), 0-16 channels, one of the fixed recipes' betas. The largest extent or
+// the channel count is halved until input and output fit the budget and the windows' positions
+// (channels x outputs x kernel) fit `work`.
+PoolArguments random_geometry(ShapeDraw& draw, uint64_t budget, uint64_t work) {
+  PoolArguments a;
+  const size_t rank = 1 + draw.below(3);
+  uint64_t channels = draw.extent(16, 5);
+  uint64_t room = budget / std::max<uint64_t>(channels, 1);
+  for (size_t d = 0; d < rank; ++d) {
+    const uint64_t k = draw.extent(rank == 1 ? 9 : rank == 2 ? 5 : 4);
+    a.kernel.push_back(k);
+    a.stride.push_back(draw.extent(6));
+    const uint64_t pick = draw.below(20);
+    a.padding.push_back(pick == 0   ? k / 2 + 1
+                        : pick < 7  ? 0
+                        : pick < 13 ? k / 2
+                                    : draw.below(k / 2 + 1));
+    a.in.push_back(draw.extent(integer_root(room, rank - d), 4));
+    room /= std::max<uint64_t>(a.in.back(), 1);
+  }
+  for (;;) {
+    const uint64_t iv = prod(a.in), ov = prod(out_dims(a)), kv = prod(a.kernel);
+    const uint64_t c = std::max<uint64_t>(channels, 1);
+    if (c * iv <= budget && c * ov <= budget && c * ov * kv <= work) break;
+    uint64_t* largest = channels > 1 ? &channels : nullptr;
+    for (uint64_t& e : a.in) {
+      if (e > 1 && (largest == nullptr || e > *largest)) largest = &e;
+    }
+    if (largest == nullptr) break;
+    *largest /= 2;
+  }
+  a.channels = static_cast<uint32_t>(channels);
+  return a;
+}
+
 CaseList make_pool_cases(const Options& options) {
   std::vector<Recipe> recipes;
   uint64_t key = 0x9001;
@@ -472,6 +510,17 @@ CaseList make_pool_cases(const Options& options) {
     }
     a.channels = static_cast<uint32_t>(1 + draw(6));
     add(a, draw(2) == 0 ? 1.5 : -0.75);
+  }
+  // --shapes: the drawn geometries, half of them with special values; their window positions stay
+  // within 64 x 2^16 (the host oracle walks each one).
+  ShapeDraw shape_draw(options.seed, "pool");
+  const uint64_t budget = random_shape_budget(options);
+  const uint64_t positions = 64 * std::min<uint64_t>(budget, uint64_t{1} << 16);
+  const std::vector<double> betas{1.0, -0.5, 2.0, 0.25, -3.0, 1.5, -0.75};
+  for (uint64_t i = 0; i < options.shapes; ++i) {
+    const PoolArguments a = random_geometry(shape_draw, budget, positions);
+    const double beta = shape_draw.pick(betas);
+    recipes.push_back({a, shape_draw.percent(50), beta, key++});
   }
   CaseList list;
   for (Dtype dtype : {Dtype::f32, Dtype::f64}) {

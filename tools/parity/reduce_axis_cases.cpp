@@ -7,9 +7,9 @@
 // Inputs: random values over 40 binades with special values (NaN, +-0, +-inf: 4% of the maxima's
 // inputs, 0.04% of the sums') and 4% -0, at odd sizes, zero extents and one-element axes: matrices
 // from 0 x 5 up to 2 x 70001 and 65537 x 3, reduce_sum_axis with every axis of ranks 0 to 4
-// (chains of several chunks among them),
-// reduce_from_broadcast with inserted, broadcast and permuted axes. The oracle (without a GPU, or
-// with --oracle) measures the reference backend against independent host evaluations: the maxima
+// (chains of several chunks among them), reduce_from_broadcast with inserted, broadcast and
+// permuted axes, and with --shapes N more of each drawn from the seed. The oracle (without a GPU,
+// or with --oracle) measures the reference backend against independent host evaluations: the maxima
 // and folds bit for bit, the row sums against a long double sum within (u + gamma_n(u_wide))
 // sum|x| (the reference accumulates in a wider format and rounds once).
 #include <cmath>
@@ -17,6 +17,7 @@
 #include <limits>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kernels/random/splitmix.h"
@@ -422,6 +423,31 @@ CaseList make_reduce_axis_cases(const Options& options) {
     r.axis_map = b.map;
     r.key = key++;
     broadcasts.push_back(r);
+  }
+  // --shapes: per recipe a matrix, a reduce_sum_axis shape of rank 0-4 with one of its axes, and a
+  // reduce_from_broadcast geometry (input rank 0-3, up to two inserted axes, a random permutation,
+  // extent-1 input axes broadcast), each within the element budget, empty extents included.
+  ShapeDraw draw(options.seed, "reduce_axis");
+  const uint64_t budget = random_shape_budget(options);
+  for (uint64_t i = 0; i < options.shapes; ++i) {
+    Recipe m;
+    const Dims rc = draw.dims(2, budget);
+    m.rows = rc[0];
+    m.cols = rc[1];
+    m.key = key++;
+    matrices.push_back(m);
+    Recipe a;
+    a.dims = draw.dims(draw.below(5), budget);
+    a.axis = a.dims.empty() ? 0 : draw.below(a.dims.size());
+    a.key = key++;
+    axes.push_back(a);
+    Recipe b;
+    const ShapeDraw::Broadcast g = draw.broadcast(3, 2, budget);
+    b.dims = g.out;
+    b.in_dims = g.in;
+    b.axis_map = g.map;
+    b.key = key++;
+    broadcasts.push_back(b);
   }
   for (Dtype dtype : {Dtype::f32, Dtype::f64}) {
     for (AxisOp op : {AxisOp::sum_by_row, AxisOp::max_by_row, AxisOp::max_by_column}) {

@@ -4,7 +4,7 @@
 //   * random values at 0, 1, 3, 5, 256, 257, 1023, 65537 and --n elements (one, two and three tree
 //     passes), drawn four ways: mixed signs in (-1, 1), positive in [2^-8, 2^10), cancelling
 //     pairs (the sum far below the sum of magnitudes), and the whole exponent range down to the
-//     subnormals (kept below overflow);
+//     subnormals (kept below overflow); with --shapes N, N more lengths drawn from the seed;
 //   * every special value (NaN of both signs and a signalling NaN, +-0, +-inf, the extreme
 //     subnormals and normals, +-1) once inside 1023 mixed values, every ordered pair of them as a
 //     two-element input, and uniform runs (all -0, all subnormal, +-max alternating, ...);
@@ -347,15 +347,24 @@ void fill(const Recipe& r, T* x, uint64_t begin, uint64_t end) {
   }
 }
 
-std::vector<Recipe> recipes(uint64_t n) {
+std::vector<Recipe> recipes(const Options& options) {
   std::vector<Recipe> list;
   std::vector<uint64_t> sizes = {0, 1, 3, 5, 256, 257, 1023, 65537};
+  const uint64_t n = options.n;
   if (std::find(sizes.begin(), sizes.end(), n) == sizes.end()) sizes.push_back(n);
   for (uint64_t size : sizes) {
     for (Pattern p : {Pattern::mixed, Pattern::positive, Pattern::cancelling, Pattern::wide}) {
       list.push_back({size, p});
       if (size == 0) break;
     }
+  }
+  // --shapes: lengths drawn within the element budget (the tree's partial blocks and levels),
+  // each with one of the four value patterns.
+  ShapeDraw draw(options.seed, "reduce");
+  for (uint64_t i = 0; i < options.shapes; ++i) {
+    const uint64_t size = draw.extent(random_shape_budget(options));
+    list.push_back({size, draw.pick(std::vector<Pattern>{Pattern::mixed, Pattern::positive,
+                                                         Pattern::cancelling, Pattern::wide})});
   }
   for (int s = 0; s < kSpecials; ++s) list.push_back({1023, Pattern::one_special, s});
   for (int a = 0; a < kSpecials; ++a) {
@@ -541,7 +550,7 @@ CaseList make_reduce_cases(const Options& options) {
   for (Reduction kind : {Reduction::sum, Reduction::mean}) {
     for (Dtype dtype : {Dtype::f32, Dtype::f64}) {
       const uint64_t key = case_key(options.seed, name_of(kind), dtype == Dtype::f32);
-      std::vector<Recipe> list = recipes(options.n);
+      std::vector<Recipe> list = recipes(options);
       for (size_t k = 0; k < list.size(); ++k) {
         list[k].key = splitmix64_finalize(key + k);
         cases.push_back(std::make_unique<ReduceCase>(kind, dtype, list[k]));

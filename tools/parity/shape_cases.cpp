@@ -17,6 +17,8 @@
 //     random permutation, extent-1 input axes broadcast;
 //   * swap_adjacent_at_depth: fixed shapes (short and long contiguous runs, plain transposes) and
 //     random ranks 2-6 with every depth; the oracle is the spec's index formula;
+//   * --shapes N: N more recipes of each op drawn from the seed (ranks, extents, maps, depths,
+//     sizes and windows);
 //   * --large: slice1d windows past element 2^31 of a 2^31 + 17 element float32 buffer.
 #include <algorithm>
 #include <cstdint>
@@ -521,22 +523,95 @@ std::vector<Geometry> swap_geometries(uint64_t key) {
   return list;
 }
 
+// The --shapes recipes: per recipe one geometry or recipe of each op, drawn from the seed with the
+// result (and so every operand) within the element budget, empty extents included.
+struct RandomRecipes {
+  std::vector<Geometry> vec_to_cols, broadcasts, swaps;
+  std::vector<Recipe> concat, slice;
+};
+
+RandomRecipes random_recipes(const Options& options) {
+  RandomRecipes out;
+  ShapeDraw draw(options.seed, "shape");
+  const uint64_t budget = random_shape_budget(options);
+  for (uint64_t i = 0; i < options.shapes; ++i) {
+    Geometry v;
+    v.out = draw.dims(2, budget);
+    v.in = {v.out[0]};
+    out.vec_to_cols.push_back(v);
+    // Input ranks 0-5, up to two inserted axes, a random permutation, a quarter of the input axes
+    // of extent 1 (broadcast).
+    Geometry b;
+    const ShapeDraw::Broadcast g = draw.broadcast(5, 2, budget);
+    b.in = g.in;
+    b.out = g.out;
+    b.map = g.map;
+    out.broadcasts.push_back(b);
+    // Ranks 2-6, any depth.
+    Geometry s;
+    s.in = draw.dims(2 + draw.below(5), budget);
+    s.depth = draw.below(s.in.size() - 1);
+    out.swaps.push_back(s);
+    // concat1d: n + m within the budget, a fifth with m = n.
+    Recipe c;
+    c.n = draw.extent(budget, 5);
+    if (2 * c.n <= budget && draw.percent(20)) {
+      c.m = c.n;
+    } else {
+      c.m = c.n < budget ? draw.extent(budget - c.n, 5) : 0;
+    }
+    if (draw.percent(50)) std::swap(c.n, c.m);
+    out.concat.push_back(c);
+    // slice1d: windows at either end, in the interior, empty, whole, of one or two elements.
+    Recipe w;
+    w.n = draw.extent(budget, 5);
+    switch (draw.below(3)) {
+      case 0:
+        w.start = 0;
+        break;
+      case 1:
+        w.start = w.n - draw.between(0, std::min<uint64_t>(w.n, 2));
+        break;
+      default:
+        w.start = draw.between(0, w.n);
+    }
+    const uint64_t left = w.n - w.start;
+    switch (draw.below(4)) {
+      case 0:
+        w.len = left;
+        break;
+      case 1:
+        w.len = draw.between(0, std::min<uint64_t>(left, 2));
+        break;
+      default:
+        w.len = draw.between(0, left);
+    }
+    out.slice.push_back(w);
+  }
+  return out;
+}
+
 CaseList make_shape_cases(const Options& options) {
   CaseList cases;
+  const RandomRecipes drawn = random_recipes(options);
+  auto with = [](std::vector<Geometry> list, const std::vector<Geometry>& more) {
+    list.insert(list.end(), more.begin(), more.end());
+    return list;
+  };
   for (Dtype dtype : {Dtype::f32, Dtype::f64}) {
     const bool f32 = dtype == Dtype::f32;
     uint64_t k = case_key(options.seed, name_of(GeometryOp::vec_to_cols), f32);
-    for (Geometry& g : vec_to_cols_geometries()) {
+    for (Geometry& g : with(vec_to_cols_geometries(), drawn.vec_to_cols)) {
       cases.push_back(std::make_unique<GeometryCase>(GeometryOp::vec_to_cols, dtype, g,
                                                      splitmix64_finalize(++k)));
     }
     k = case_key(options.seed, name_of(GeometryOp::broadcast_to), f32);
-    for (Geometry& g : broadcast_geometries(k)) {
+    for (Geometry& g : with(broadcast_geometries(k), drawn.broadcasts)) {
       cases.push_back(std::make_unique<GeometryCase>(GeometryOp::broadcast_to, dtype, g,
                                                      splitmix64_finalize(++k)));
     }
     k = case_key(options.seed, name_of(GeometryOp::swap), f32);
-    for (Geometry& g : swap_geometries(k)) {
+    for (Geometry& g : with(swap_geometries(k), drawn.swaps)) {
       cases.push_back(
           std::make_unique<GeometryCase>(GeometryOp::swap, dtype, g, splitmix64_finalize(++k)));
     }
@@ -545,12 +620,14 @@ CaseList make_shape_cases(const Options& options) {
     const bool f32 = dtype == Dtype::f32;
     const uint64_t concat_key = case_key(options.seed, name_of(ShapeOp::concat1d), f32);
     std::vector<Recipe> concat = concat_recipes(options.n);
+    concat.insert(concat.end(), drawn.concat.begin(), drawn.concat.end());
     for (size_t k = 0; k < concat.size(); ++k) {
       concat[k].key = splitmix64_finalize(concat_key + k);
       cases.push_back(std::make_unique<ShapeCase>(ShapeOp::concat1d, dtype, concat[k]));
     }
     const uint64_t slice_key = case_key(options.seed, name_of(ShapeOp::slice1d), f32);
     std::vector<Recipe> slice = slice_recipes(options.n, slice_key);
+    slice.insert(slice.end(), drawn.slice.begin(), drawn.slice.end());
     for (size_t k = 0; k < slice.size(); ++k) {
       slice[k].key = splitmix64_finalize(slice_key + k);
       cases.push_back(std::make_unique<ShapeCase>(ShapeOp::slice1d, dtype, slice[k]));

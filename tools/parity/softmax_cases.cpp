@@ -4,7 +4,9 @@
 //     0.5 and 1, and a special recipe (NaN, +-inf scores in 1% of the entries, NaN and -0 mask
 //     entries, fully blocked rows);
 //   * softmax_io on 3-D shapes along every axis (the row kernel for the last axis, the column
-//     kernel, in registers and online, for the others).
+//     kernel, in registers and online, for the others);
+//   * with --shapes N, N more of each op drawn from the seed (extents, empty ones included,
+//     densities, specials; softmax_io's rank 1-4 and axis).
 // Compared with the reference backend per element within the bound of docs/NUMERICS.md
 // ("Softmax"): blocked entries and fully blocked rows bit for bit (+0), NaN rows as NaN, and
 //   |y - y_ref| <= ((|s - m| + ln n + 4k + 4) u + (2k + 3) gamma_n(u)
@@ -281,6 +283,28 @@ CaseList make_softmax_cases(const Options& options) {
       r.key = key++;
       recipes.push_back(r);
     }
+  }
+  // --shapes: N masked recipes (rows x cols within the element budget, empty ones included; a
+  // density of 0, 1/2, 1 or drawn; a quarter with the specials) and N softmax_io shapes (rank 1-4,
+  // any axis).
+  ShapeDraw draw(options.seed, "softmax");
+  const uint64_t shape_budget = random_shape_budget(options);
+  for (uint64_t i = 0; i < options.shapes; ++i) {
+    Recipe r;
+    const Dims extents = draw.dims(2, shape_budget);
+    r.rows = extents[0];
+    r.cols = extents[1];
+    r.density = draw.percent(40) ? draw.pick(std::vector<double>{0.0, 0.5, 1.0})
+                                 : static_cast<double>(draw.between(1, 99)) / 100;
+    r.specials = draw.percent(25);
+    r.key = key++;
+    recipes.push_back(r);
+    Recipe io;
+    io.masked = false;
+    io.dims = draw.dims(draw.between(1, 4), shape_budget);
+    io.axis = draw.below(io.dims.size());
+    io.key = key++;
+    recipes.push_back(io);
   }
   for (Dtype dtype : {Dtype::f32, Dtype::f64}) {
     for (const Recipe& r : recipes) list.push_back(std::make_unique<SoftmaxCase>(dtype, r));
