@@ -29,14 +29,19 @@ struct Config {
   const char* op;  // the tlrt op and its ATen composition's name
   int kernel, stride, padding;
   bool smooth, backward;
-  bool tiles = false;  // smooth 3x3 stride 1: the shared-memory tiles instead of the streaming kernels
+  // smooth 3x3 stride 1: the shared-memory tiles instead of the streaming kernels
+  bool tiles = false;
 };
 
 constexpr Config kConfigs[] = {
-    {"maxpool_fwd", 2, 2, 0, false, false},       {"maxpool_bwd", 2, 2, 0, false, true},
-    {"avgpool_fwd", 2, 2, 0, false, false},       {"avgpool_bwd", 2, 2, 0, false, true},
-    {"smooth_maxpool_fwd", 2, 2, 0, true, false}, {"smooth_maxpool_bwd", 2, 2, 0, true, true},
-    {"smooth_maxpool_fwd", 3, 1, 1, true, false}, {"smooth_maxpool_bwd", 3, 1, 1, true, true},
+    {"maxpool_fwd", 2, 2, 0, false, false},
+    {"maxpool_bwd", 2, 2, 0, false, true},
+    {"avgpool_fwd", 2, 2, 0, false, false},
+    {"avgpool_bwd", 2, 2, 0, false, true},
+    {"smooth_maxpool_fwd", 2, 2, 0, true, false},
+    {"smooth_maxpool_bwd", 2, 2, 0, true, true},
+    {"smooth_maxpool_fwd", 3, 1, 1, true, false},
+    {"smooth_maxpool_bwd", 3, 1, 1, true, true},
     {"smooth_maxpool_fwd", 3, 1, 1, true, false, true},
     {"smooth_maxpool_bwd", 3, 1, 1, true, true, true},
 };
@@ -88,8 +93,9 @@ void pool_benchmarks(Harness& h, const BenchOptions&) {
       const int n_inputs = c.backward && !average ? 2 : 1;
       // The tiles rows repeat a geometry whose ATen path the streaming row measured.
       const double aten_us =
-          c.tiles ? 0.0
-                  : std::max(0.0, aten::median_us(h, c.op, 0, inputs, n_inputs, scalars.data(), n, 5));
+          c.tiles
+              ? 0.0
+              : std::max(0.0, aten::median_us(h, c.op, 0, inputs, n_inputs, scalars.data(), n, 5));
       tlrt::kernels::set_smooth_schedule(c.tiles ? tlrt::kernels::SmoothSchedule::tiles
                                                  : tlrt::kernels::SmoothSchedule::streaming);
       Row r;

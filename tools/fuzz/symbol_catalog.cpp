@@ -218,9 +218,8 @@ int result_buffer_count(const SymbolSpec& spec) {
   if (spec.return_type != ReturnCType::object) return 0;
   // `Except String (A x B)`: the Lean declaration's parenthesised result is not parsed; the C
   // return column spells it too.
-  const std::string result = std::strstr(spec.c_return_type, "Except") != nullptr
-                                 ? spec.c_return_type
-                                 : spec.lean_result;
+  const std::string result =
+      std::strstr(spec.c_return_type, "Except") != nullptr ? spec.c_return_type : spec.lean_result;
   int n = 0;
   for (size_t pos = result.find("Buffer"); pos != std::string::npos;
        pos = result.find("Buffer", pos + 6)) {
