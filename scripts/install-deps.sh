@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installs what a fresh Debian/Ubuntu machine lacks to build and test tlrt: a C++17 compiler,
 # CMake (at least the version CMakeLists.txt requires: from the `cmake` wheel with pip --user when
-# the distribution's is older), Ninja, GoogleTest, binutils (nm, for the symbol test) and
-# pkg-config; with a CUDA toolkit, the cudnn-frontend headers (the include/ folder of the
+# the distribution's is older), Ninja, GoogleTest, binutils (nm, for the symbol test),
+# clang-format (the format check) and pkg-config; with a CUDA toolkit, the cudnn-frontend headers (the include/ folder of the
 # nvidia-cudnn-frontend wheel, unpacked into .deps/cudnn-frontend). The CUDA toolkit is optional:
 # without it tlrt builds the reference backend only. Does nothing when everything is present. As a
 # user without root or sudo, it prints the apt-get line to have run instead of failing half-way.
@@ -24,6 +24,8 @@ command -v nm >/dev/null || need+=(binutils)
 [ -f /usr/include/fftw3.h ] || need+=(libfftw3-dev)
 # MPFR: the oracle of the configured binary formats (tests/binary_oracle.cpp; never linked by libtlrt).
 [ -f /usr/include/mpfr.h ] || need+=(libmpfr-dev)
+# clang-format: the format check (ctest -R format_check) skips without it.
+command -v clang-format >/dev/null || need+=(clang-format)
 # pkg-config and dpkg-deb: the install tests (ctest -R install_) skip without them.
 command -v pkg-config >/dev/null || command -v pkgconf >/dev/null || need+=(pkg-config)
 if [ ${#need[@]} -gt 0 ]; then
