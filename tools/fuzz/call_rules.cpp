@@ -6,6 +6,7 @@
 // nothing may crash, trip a sanitizer, leak, or fail without a message naming the op.
 #include "tools/fuzz/call_rules.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -839,6 +840,22 @@ void judge(CallPlan& plan, const RuleContext& c) {
                     std::to_string(kernel_width));
         } else if (count >= (1ull << 40)) {
           v.failure("an output of " + std::to_string(count) + " elements cannot be allocated");
+        } else if (plan.kernel.set) {
+          // The generator's source reads every input at the output index (SPEC-runtime 10.3).
+          size_t short_input = plan.kernel.sizes.size();
+          for (size_t k = 0; k < plan.kernel.sizes.size(); ++k) {
+            if (plan.kernel.sizes[k] < count) short_input = std::min(short_input, k);
+          }
+          if (short_input < plan.kernel.sizes.size()) {
+            v.failure("input " + std::to_string(short_input) + " holds fewer than count scalars");
+          } else {
+            v.success();
+            if (kernel_symbol == "torchlean_kernel_run_buffer") {
+              j.check_result_shape = true;
+              j.expected_result_size = count;
+              j.expected_result_dtype = 0;
+            }
+          }
         } else {
           v.either();
         }

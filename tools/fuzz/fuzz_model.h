@@ -171,11 +171,21 @@ struct Judgement {
   uint8_t expected_result_dtype = 0;
 };
 
+// A generated-kernel run whose source the generator wrote (operand_builder.cpp): each of its
+// inputs read at the output index, so the run succeeds exactly when every input holds at least
+// `count` scalars of the source's type.
+struct KnownKernel {
+  bool set = false;
+  uint32_t format = 0;          // 0 float, 1 double
+  std::vector<uint64_t> sizes;  // scalars of each input
+};
+
 struct CallPlan {
   const FuzzSymbol* symbol = nullptr;
   std::vector<PlannedArg> args;
   std::vector<lean_object*> owned;     // created for this call, dropped after it
   std::vector<int> transient_buffers;  // pool entries made for this call, dropped after it
+  KnownKernel kernel;                  // set when the source is the generator's
   Judgement judgement;
   std::string description;
 };

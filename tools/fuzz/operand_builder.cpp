@@ -79,6 +79,10 @@ OperandBuilder::Family OperandBuilder::family_of(const SymbolSpec& spec) {
       op == "scatter_add_at") {
     return &OperandBuilder::indexing;
   }
+  if (name == "torchlean_kernel_run_buffer" || name == "torchlean_kernel_run_bytes" ||
+      name == "torchlean_kernel_run_host") {
+    return &OperandBuilder::kernel_runs;
+  }
   const bool pool = name.find("pool_") != std::string::npos &&
                     has({"inSpatial", "kernel", "stride", "padding", "channels"});
   const bool conv_io = name == "torchlean_cuda_buffer_conv_io" &&
@@ -703,6 +707,123 @@ void OperandBuilder::conv_pool() {
   if (!set_operand("input", product(dims), fill)) return;
   if (!set_operand("kernel", product(kernel_dims), fill)) return;
   set_operand("bias", out_c, fill);
+}
+
+// ---- generated-kernel runs (SPEC-runtime 10) --------------------------------------------------
+// A source in the generator's form (10.2, 10.3) with 0-3 inputs of float (kernel_run_buffer, and
+// format 0) or double (format 1), each read at the output index after its bounds check, the sum
+// plus 0.5 written; the inputs are fresh buffers, FloatArrays or ByteArrays of 0 to 300 scalars and
+// the count is at most their least size, or in 15% of the runs past an input's size (the error
+// record's path). Eight sources in all, so each backend compiles each once.
+void OperandBuilder::kernel_runs() {
+  const bool buffers = op_ == "kernel_run_buffer";
+  const uint32_t format = buffers ? 0 : static_cast<uint32_t>(rng_.below(2));
+  const char* type = format == 0 ? "float" : "double";
+  const uint64_t inputs = rng_.below(4);
+  std::string source = "extern \"C\" __global__ void torchlean_kernel(";
+  for (uint64_t k = 0; k < inputs; ++k) {
+    source += std::string("const ") + type + "* input" + std::to_string(k) +
+              ", unsigned long long size" + std::to_string(k) + ", ";
+  }
+  source +=
+      std::string(type) + "* output, unsigned long long* error, unsigned long long count) {\n";
+  source += "  const unsigned long long index =\n";
+  source += "      (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;\n";
+  source += "  if (index >= count) return;\n";
+  source += std::string("  ") + type + " acc = 0.5;\n";
+  for (uint64_t k = 0; k < inputs; ++k) {
+    const std::string n = std::to_string(k);
+    source += "  if (index >= size" + n + ") {\n";
+    source += "    if (atomicCAS(error, 0ull, 1ull) == 0ull) {\n";
+    source += "      error[1] = " + n + "ull; error[2] = index; error[3] = size" + n + ";\n";
+    source += "    }\n    return;\n  }\n";
+    source += "  acc = acc + input" + n + "[index];\n";
+  }
+  source += "  output[index] = acc;\n}\n";
+
+  std::vector<uint64_t> sizes(inputs);
+  uint64_t least = 300;
+  for (uint64_t& n : sizes) {
+    n = rng_.percent(5) ? 0 : rng_.between(1, 300);
+    least = std::min(least, n);
+  }
+  const uint64_t count =
+      inputs > 0 && rng_.percent(15) ? least + 1 + rng_.below(4) : rng_.below(least + 1);
+
+  const int src = param("source");
+  if (src < 0) return;
+  PlannedArg& s = plan_.args[static_cast<size_t>(src)];
+  lean_object* text = make_string(source);
+  plan_.owned.push_back(text);
+  s.kind = ArgKind::string;
+  s.value.object = text;
+  s.length = source.size();
+  s.text = "generated[" + std::to_string(inputs) + " " + type + " inputs]";
+
+  const char* list_name = buffers ? "objects" : op_ == "kernel_run_bytes" ? "arrays" : "inputs";
+  const int list = param(list_name);
+  if (list < 0) return;
+  std::vector<lean_object*> elements;
+  std::string listed = "[";
+  dtype_ = 0;  // kernel_run_buffer takes binary32 buffers
+  for (uint64_t k = 0; k < inputs; ++k) {
+    const std::vector<double> v = values(sizes[k], Fill::finite);
+    if (buffers) {
+      const int b = fits(sizes[k]) ? g_.source_.make_buffer_of(v, 0) : -1;
+      if (b < 0) {
+        for (lean_object* e : elements) lean_dec(e);
+        return;
+      }
+      plan_.transient_buffers.push_back(b);
+      lean_inc(g_.pool_[static_cast<size_t>(b)].object);
+      elements.push_back(g_.pool_[static_cast<size_t>(b)].object);
+    } else if (op_ == "kernel_run_bytes") {
+      std::vector<uint8_t> bytes(sizes[k] * (format == 0 ? 4 : 8));
+      for (uint64_t i = 0; i < sizes[k]; ++i) {
+        if (format == 0) {
+          const float f = static_cast<float>(v[i]);
+          std::memcpy(bytes.data() + 4 * i, &f, 4);
+        } else {
+          std::memcpy(bytes.data() + 8 * i, &v[i], 8);
+        }
+      }
+      elements.push_back(make_byte_array(bytes));
+    } else {
+      elements.push_back(make_float_array(v));
+    }
+    listed += (k ? "," : "") + std::to_string(sizes[k]);
+  }
+  PlannedArg& l = plan_.args[static_cast<size_t>(list)];
+  lean_object* array = make_object_array(elements);
+  plan_.owned.push_back(array);
+  l.kind = buffers ? ArgKind::buffer_array : ArgKind::host_array_array;
+  l.value.object = array;
+  l.length = inputs;
+  l.bad_element = false;
+  l.text = (buffers                     ? "Buffers"
+            : op_ == "kernel_run_bytes" ? "ByteArrays"
+                                        : "FloatArrays") +
+           listed + "]";
+  if (!buffers) {
+    const int f = param("format");
+    if (f >= 0) {
+      plan_.args[static_cast<size_t>(f)].value.u32 = format;
+      plan_.args[static_cast<size_t>(f)].text = std::to_string(format);
+    }
+    const int w = param("width");
+    if (w >= 0) {
+      plan_.args[static_cast<size_t>(w)].value.u64 = format == 0 ? 4 : 8;
+      plan_.args[static_cast<size_t>(w)].text = format == 0 ? "4" : "8";
+    }
+  }
+  const int c = param("count");
+  if (c >= 0) {
+    plan_.args[static_cast<size_t>(c)].value.u64 = count;
+    plan_.args[static_cast<size_t>(c)].text = std::to_string(count);
+  }
+  plan_.kernel.set = true;
+  plan_.kernel.format = format;
+  plan_.kernel.sizes = sizes;
 }
 
 }  // namespace tlrt_fuzz

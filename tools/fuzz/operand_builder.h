@@ -47,6 +47,7 @@ class OperandBuilder {
   void matmul();
   void indexing();
   void conv_pool();
+  void kernel_runs();
 
   int param(const char* name) const;
   void set_u32(const char* name, uint64_t value);
