@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "common/uniform_below.h"
+
 namespace tlrt_fuzz {
 
 inline uint64_t splitmix64_next(uint64_t& state) {
@@ -39,13 +41,7 @@ class RandomStream {
 
   // Uniform in [0, bound); 0 when bound is 0. Rejection keeps it unbiased.
   uint64_t below(uint64_t bound) {
-    if (bound == 0) return 0;
-    const uint64_t limit = UINT64_MAX - UINT64_MAX % bound;
-    uint64_t v;
-    do {
-      v = next();
-    } while (v >= limit);
-    return v % bound;
+    return tlrt::uniform_below([this] { return next(); }, bound);
   }
 
   // Uniform in [lo, hi].

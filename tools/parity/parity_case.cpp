@@ -10,6 +10,7 @@
 #include <sstream>
 #include <thread>
 
+#include "common/uniform_below.h"
 #include "kernels/random/splitmix.h"
 #include "runtime/context.h"
 #include "runtime/transfer.h"
@@ -26,13 +27,7 @@ uint64_t ShapeDraw::next() {
 }
 
 uint64_t ShapeDraw::below(uint64_t bound) {
-  if (bound == 0) return 0;
-  const uint64_t limit = UINT64_MAX - UINT64_MAX % bound;
-  uint64_t v;
-  do {
-    v = next();
-  } while (v >= limit);
-  return v % bound;
+  return uniform_below([this] { return next(); }, bound);
 }
 
 uint64_t ShapeDraw::between(uint64_t lo, uint64_t hi) {
