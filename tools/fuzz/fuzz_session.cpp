@@ -210,14 +210,20 @@ uint64_t FuzzSession::room_bytes() const {
   return live >= limits_.pool_budget_bytes ? 0 : limits_.pool_budget_bytes - live;
 }
 
+bool FuzzSession::pool_takes(uint64_t size, uint8_t dtype) const {
+  // An empty buffer needs no bytes but still an entry.
+  return pool_.size() < limits_.max_pool_entries && size * dtype_width(dtype) <= room_bytes();
+}
+
 int FuzzSession::make_buffer(uint64_t size, uint8_t dtype) {
-  if (size * dtype_width(dtype) > room_bytes()) return -1;
+  // Checked before the values are drawn, so a refused buffer costs no draws.
+  if (!pool_takes(size, dtype)) return -1;
   return make_buffer_of(generator_->host_values(size), dtype);
 }
 
 int FuzzSession::make_buffer_of(const std::vector<double>& contents, uint8_t dtype) {
   const uint64_t size = contents.size();
-  if (size * dtype_width(dtype) > room_bytes()) return -1;
+  if (!pool_takes(size, dtype)) return -1;
   lean_object* values = make_float_array(contents);
   set_in_flight("pool setup: torchlean_cuda_buffer_of_float_array(FloatArray[" +
                 std::to_string(size) + "], " + std::to_string(dtype) + ")");
@@ -592,10 +598,7 @@ void FuzzSession::print_summary(double seconds) {
               options_.seed, calls_made_, batches_, options_.backend.c_str(),
               options_.isolation == Isolation::fork_child ? "fork" : "re-exec", seconds,
               stopped_by_time_ ? " (stopped by --time-limit)" : "");
-  size_t skipped = 0;
-  for (const FuzzSymbol& s : catalog_) {
-    if (s.skip != SkipReason::none) ++skipped;
-  }
+  const size_t skipped = unexported.size() + raw.size() + unmodelled.size();
   std::printf("symbols: %zu table rows, %zu fuzzed, %zu skipped", catalog_.size(), fuzzable_.size(),
               skipped);
   if (fuzzable_.size() + skipped < catalog_.size()) {

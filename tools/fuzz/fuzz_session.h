@@ -50,6 +50,8 @@ class FuzzSession : public BufferSource {
   int make_buffer(uint64_t size, uint8_t dtype) override;
   int make_buffer_of(const std::vector<double>& values, uint8_t dtype) override;
   uint64_t room_bytes() const override;
+  // Whether the pool takes a new buffer of `size` scalars of `dtype` (an entry and its bytes).
+  bool pool_takes(uint64_t size, uint8_t dtype) const;
   int make_released_buffer(uint64_t size, uint8_t dtype) override;
 
   // Called when a call this process was making ended the process (exit hook, sanitizer death
