@@ -49,6 +49,12 @@ struct Unit {
   uint64_t online_from = 0;  // row length from which the softmax may rescale (0: never)
 };
 
+// `a * x`, except +0 for a = 0 whatever x is: a scale of 0 reads neither operand of its product,
+// so non-finite values there do not reach the result (nor its bound).
+inline LD scaled(LD a, LD x) {
+  return a == 0 ? LD(0) : a * x;
+}
+
 inline LD gamma(LD k, LD u) {
   return k * u / (1 - k * u);
 }
@@ -116,14 +122,14 @@ inline Exact evaluate(const Problem& pr, const Unit& un) {
           acc += Q[i * d + l] * K[j * d + l];
           mag += std::fabs(Q[i * d + l] * K[j * d + l]);
         }
-        s[j] = pr.alpha == 0 ? LD(0) : pr.alpha * acc;  // scale 0: +0 scores, q and k unread
+        s[j] = scaled(pr.alpha, acc);
         any = true;
         if (std::isnan(s[j])) nan = true;
         if (s[j] > m) m = s[j];
         // The scores' error: d products and their sum, the product with alpha; underflow of the
         // d products (half of eta each, scaled by alpha) and of the last product.
         if (std::isfinite(s[j])) {
-          delta = std::max(delta, (aa == 0 ? LD(0) : gd1 * aa * mag) + (d * aa + 1) * eta);
+          delta = std::max(delta, scaled(gd1 * aa, mag) + (d * aa + 1) * eta);
         }
       }
       if (!any) {
@@ -220,8 +226,8 @@ inline Exact evaluate(const Problem& pr, const Unit& un) {
         }
       }
       for (uint64_t l = 0; l < d; ++l) {
-        const LD bound = (aa == 0 ? LD(0) : aa * dq_bound[l]) + (aa * n + 1) * eta;
-        dq[l] = pr.alpha == 0 ? LD(0) : pr.alpha * dq[l];
+        const LD bound = scaled(aa, dq_bound[l]) + (aa * n + 1) * eta;
+        dq[l] = scaled(pr.alpha, dq[l]);
         dq_bound[l] = bound + fu * (std::fabs(dq[l]) + bound);
       }
     }
@@ -248,8 +254,8 @@ inline Exact evaluate(const Problem& pr, const Unit& un) {
       }
     }
     for (uint64_t x = 0; x < n * d; ++x) {
-      const LD bound_k = (aa == 0 ? LD(0) : aa * dk_bound[x]) + (aa * n + 1) * eta;
-      dk[x] = pr.alpha == 0 ? LD(0) : pr.alpha * dk[x];
+      const LD bound_k = scaled(aa, dk_bound[x]) + (aa * n + 1) * eta;
+      dk[x] = scaled(pr.alpha, dk[x]);
       dk_bound[x] = bound_k + fu * (std::fabs(dk[x]) + bound_k);
       const LD bound_v = dv_bound[x] + n * eta;
       dv_bound[x] = bound_v + fu * (std::fabs(dv[x]) + bound_v);

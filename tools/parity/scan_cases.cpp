@@ -14,7 +14,6 @@
 // +-inf into X and dY (where the reference is NaN the subject must be NaN; where H is not finite
 // the bound says nothing else). The oracle (without a GPU, or with --oracle) checks the reference
 // backend bit for bit against an independent host recurrence.
-#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <memory>
@@ -297,10 +296,8 @@ CaseList make_scan_cases(const Options& options) {
   ShapeDraw draw(options.seed, "scan");
   const uint64_t budget = random_shape_budget(options);
   for (uint64_t i = 0; i < options.shapes; ++i) {
-    const uint64_t steps = draw.extent(budget, 3);
-    const uint64_t state =
-        draw.extent(std::max<uint64_t>(1, budget / std::max<uint64_t>(steps, 1)), 3);
-    recipes.push_back({steps, state, steps * state >= 64 && draw.percent(33), key++});
+    const std::vector<uint64_t> ts = draw.dims(2, budget);
+    recipes.push_back({ts[0], ts[1], ts[0] * ts[1] >= 64 && draw.percent(33), key++});
   }
   for (Dtype dtype : {Dtype::f32, Dtype::f64}) {
     for (bool backward : {false, true}) {
