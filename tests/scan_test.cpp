@@ -530,14 +530,15 @@ void resident_edges(uint32_t seed) {
                               seed, cuda_requested() ? 10 : 1);
 }
 
-// The constant forward's slab schedule (float32, setting off, S a multiple of 4, T from 2048 to
-// the resident range's end, S at least 1024, or 512 past T 4096; scan.h): a block holds 16
-// channels and moves them in rounds of 1024 rows. The shapes put T at two rounds exactly, one
-// step past them and a partial last round (3000), S at a multiple of 16 and at 4 past one (the
-// last block's last three row pieces idle); T 4096 x S 512 at the rule's edge (resident) and T
-// 4097 x S 516 past it (slab); S 514 (not a multiple of 4: the resident schedule); T at the range's
-// end. The other variants and float64 run their own schedules on the same shapes. Every result
-// within the bound, and the same bits over ten runs on the device.
+// The forwards' slab schedule (float32, setting off, S a multiple of 4, T from 2048 to the
+// resident range's end, S at least 1024, or 512 past T 4096; scan.h): a block holds 16 channels
+// and moves them in rounds of rows (1024 in the constant forward, 512 in the variable one). The
+// shapes put T at whole rounds of each block, one step past them and a partial last round (3000),
+// S at a multiple of 16 and at 4 past one (the last block's last three row pieces idle); T 4096 x
+// S 512 at the rule's edge (resident or chunked) and T 4097 x S 516 past it (slab); S 514 (not a
+// multiple of 4: the other schedules); T at the range's end. The backwards and float64 run their
+// own schedules on the same shapes. Every result within the bound, and the same bits over ten
+// runs on the device.
 template <class T>
 void slab_edges(uint32_t seed) {
   fast_shapes_within_bound<T>({{2048, 1024},

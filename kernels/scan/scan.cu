@@ -12,9 +12,9 @@
 // (a2, b2) o (a1, b1) = (a2*a1, a2*b1 + b2). Sequences of at most kExactMaxSteps steps take the
 // exact schedule in either mode (its results are valid for the fast contract too), and so do
 // calls with enough channels to fill the device with exact-schedule blocks (exact_is_faster);
-// the constant forward takes the slab schedule in float32 where S is a multiple of 4 and at least
-// 1024 (512 past T 4096) and T is at least kScanSlabMinSteps (slab_takes), and the resident
-// schedule otherwise where the sequence fits a block
+// the forwards take the slab schedule in float32 where S is a multiple of 4 and at least 1024
+// (512 past T 4096) and T is from kScanSlabMinSteps to the resident range's end (slab_takes); the
+// constant forward takes the resident schedule otherwise where the sequence fits a block
 // (unless its blocks would read part-sectors of rows in more than one wave, schedule_of); the rest
 // take the rows schedule up to scan_rows_max_state channels (128 in the forwards, 64 in the
 // backwards) and the chunked one beyond.
@@ -32,12 +32,13 @@
 // with two to five operand arrays per step, measured slower on such blocks than on the chunked
 // schedule.)
 //
-// Slab schedule (the float32 constant forward, T from kScanSlabMinSteps to the resident range's
-// end, S a multiple of 4 from 1024 channels, or from 512 past T 4096): a block of 512 threads holds
-// 16 adjacent channels for the whole sequence and moves it in rounds of 1024 rows, 8 rows of 4
-// channels a thread, the next round's loads in flight during a round's scan; the same composition
-// as the resident schedule within a round (warp scan, warp aggregates in order), the round's carry
-// passed on in shared memory, and the same in-block recompute of marked channels.
+// Slab schedule (float32, the forwards, T from kScanSlabMinSteps to the resident range's end, S a
+// multiple of 4 from 1024 channels, or from 512 past T 4096): a block of 512 threads holds 16
+// adjacent channels for the whole sequence and moves it in rounds of rows, a few rows of 4
+// channels a thread (8 in the constant forward, 4 in the variable one: kScanSlabBlocks), the next
+// round's loads in flight during a round's scan; the same composition as the resident schedule
+// within a round (warp scan, warp aggregates in order; the variable forward composes pairs), the
+// round's carry passed on in shared memory, and the same in-block recompute of marked channels.
 //
 // Chunked schedule (fast mode, longer sequences). A single pass: a block takes a chunk of L = 8*K
 // time steps (K = scan_segment_steps: in float32 32 in the constant forward, 12 in the variable
@@ -265,18 +266,23 @@ ResidentPlan resident_plan(uint64_t steps, uint64_t state, size_t element_bytes,
 // (when given) receives the launch geometry the rule was decided on.
 enum class Schedule { exact, resident, slab, rows, chunked };
 
-// Whether the slab schedule takes a constant forward that the resident schedule could take
-// (T <= scan_resident_max_steps): float32, S a multiple of 4 (whole 16-byte row pieces), T at
+// Whether the slab schedule takes a forward whose sequence a block could hold (T <=
+// scan_resident_max_steps): float32, S a multiple of 4 (whole 16-byte row pieces), T at
 // least kScanSlabMinSteps, and S at least 1024, or at least 512 past T 4096. On the H200 (float32,
 // T 2048 to 8192, S 128 to 8192, 2026-12-05) the slab took less time than the schedule the call
 // had at every S >= 1024 (T 4096 x S 1024 14.1 against 16.9 us resident, T 8192 x S 1024 23.3
 // against 39.9 chunked, T 3000 x S 2048 15.1 against 27.4), and at S 512 from T 6144 on (18.3
 // against 23.1 us) but not at T 2048 or 4096 (9.4 against 8.6, 13.8 against 13.3); below 512
-// channels its blocks are too few (S / 16) to move the rows as fast. Calls with enough channels
-// for the exact schedule take it first (schedule_of).
+// channels its blocks are too few (S / 16) to move the rows as fast. The variable forward on the
+// same rule (H200, 2026-12-05): T 4096 x S 1024 24.6 against 30.6 us chunked, T 8192 x S 1024 44.6
+// against 50.4. The backwards on slab blocks of 256 threads (the constant 8 rows a thread, the
+// variable 4) measured slower than their chunked schedule at those shapes (53.7 against 36.5 and
+// 53.6 against 45.9 us at T 4096, 108.2 against 62.1 and 103.6 against 81.6 at T 8192: at S 1024
+// the 64 blocks of 255 and 203 registers a thread leave half the SMs idle), so they keep it.
+// Calls with enough channels for the exact schedule take it first (schedule_of).
 bool slab_takes(uint64_t steps, uint64_t state, size_t element_bytes) {
-  return element_bytes == 4 && state % 4 == 0 && steps >= kScanSlabMinSteps &&
-         (state >= 1024 || (state >= 512 && steps > 4096));
+  return steps <= scan_resident_max_steps(element_bytes) && element_bytes == 4 && state % 4 == 0 &&
+         steps >= kScanSlabMinSteps && (state >= 1024 || (state >= 512 && steps > 4096));
 }
 
 Schedule schedule_of(uint64_t steps, uint64_t state, size_t element_bytes, Variant v, bool exact,
@@ -291,6 +297,7 @@ Schedule schedule_of(uint64_t steps, uint64_t state, size_t element_bytes, Varia
   // resident.
   const Schedule scan =
       state <= scan_rows_max_state(is_backward(v)) ? Schedule::rows : Schedule::chunked;
+  if (v == Variant::var_fwd && slab_takes(steps, state, element_bytes)) return Schedule::slab;
   if (v != Variant::fwd || steps > scan_resident_max_steps(element_bytes)) return scan;
   // Past T = 4096 a resident block holds fewer channels than a 32-byte sector, so its rows are
   // read and written in part-sectors; once its grid is more than one block per SM, the chunked
@@ -1783,8 +1790,9 @@ __global__ void __launch_bounds__(kResidentThreads)
 }
 
 // ---------------------------------------------------------------------------------------------
-// Slab schedule (the float32 constant forward, T from 2048 to scan_resident_max_steps, S a multiple
-// of 4 where slab_takes; scan.h).
+// Slab schedule (float32, T from 2048 to scan_resident_max_steps, S a multiple of 4 where
+// slab_takes; scan.h). Described here for the constant forward; the variable forward follows it
+// with 4 rows a thread (below).
 //
 // A block holds C = kScanSlabChannels adjacent channels for the whole sequence and moves it in
 // rounds of R = G U rows: thread tid takes the 4 channels of lane l = tid % (C / 4) (one 16-byte
@@ -1809,8 +1817,8 @@ __global__ void __launch_bounds__(kResidentThreads)
 
 constexpr int kSlabChannels = static_cast<int>(kScanSlabChannels);
 constexpr int kSlabLanes = kSlabChannels / 4;  // threads a row
-constexpr int kSlabThreads = static_cast<int>(kScanSlabThreads);
-constexpr int kSlabRows = static_cast<int>(kScanSlabRows);  // U: rows a thread takes a round
+constexpr int kSlabThreads = static_cast<int>(kScanSlabFwd.threads);
+constexpr int kSlabRows = static_cast<int>(kScanSlabFwd.rows);  // U: rows a thread takes a round
 constexpr int kSlabGroups = kSlabThreads / kSlabLanes;
 constexpr int kSlabRound = kSlabGroups * kSlabRows;
 constexpr int kSlabWarps = kSlabThreads / 32;
@@ -1974,6 +1982,132 @@ __global__ void __launch_bounds__(kSlabThreads)
   }
 }
 
+// The variable forward on the slab schedule: the same blocks and rounds, U = kScanSlabVarFwd.rows
+// rows a thread (three operand arrays a row: A, B and X), and, since the coefficients vary, the
+// maps themselves composed: each thread composes its U maps (a_u, fl(B_u X_u)) into (ca, cb), the
+// warp scan composes (ca, cb) pairs, the warp aggregates are pairs, and the exclusive prefix is the
+// pair of the earlier groups of the warp. Marks: a coefficient outside [-1, 1] (or NaN) at any
+// step, a non-finite h0 or output.
+constexpr int kVarSlabRows = static_cast<int>(kScanSlabVarFwd.rows);
+static_assert(kScanSlabVarFwd.threads == kScanSlabFwd.threads, "the constant forward's groups");
+constexpr int kVarSlabRound = kSlabGroups * kVarSlabRows;
+
+// (a2, b2) o (a1, b1) = (fl(a2 a1), fl(fl(a2 b1) + b2)), componentwise.
+TLRT_DEVICE_INLINE void compose4(Lane4& ca, Lane4& cb, const Lane4& pa, const Lane4& pb) {
+  cb = step4(ca, pb, cb);
+  ca = mul4(ca, pa);
+}
+
+// Bit i set where |a_i| > 1 or a_i is NaN.
+TLRT_DEVICE_INLINE unsigned expansive4(const Lane4& a) {
+  unsigned m = 0;
+#pragma unroll
+  for (int i = 0; i < 4; ++i) m |= fabsf(a.v[i]) <= 1.0f ? 0u : 1u << i;
+  return m;
+}
+
+__global__ void __launch_bounds__(kSlabThreads)
+    scan_var_fwd_slab(ScanOperands<float> in, float* __restrict__ out) {
+  __shared__ Lane4 s_agg_a[2][kSlabWarps][kSlabLanes];
+  __shared__ Lane4 s_agg_b[2][kSlabWarps][kSlabLanes];
+  __shared__ Lane4 s_carry[2][kSlabLanes];
+  __shared__ unsigned s_redo;
+  const int tid = threadIdx.x;
+  const int l = tid % kSlabLanes, g = tid / kSlabLanes, warp = tid / 32;
+  const int gi = g % kSlabWarpGroups;
+  const uint64_t S = in.state, steps = in.steps;
+  const uint64_t col = static_cast<uint64_t>(blockIdx.x) * kSlabChannels + 4 * l;
+  const bool live = col < S;
+  if (tid == 0) s_redo = 0;  // ordered before any mark by the first round's barrier
+  unsigned marks = 0;
+  if (g == 0) {
+    Lane4 h0 = {{0, 0, 0, 0}};
+    if (live) {
+#pragma unroll
+      for (int i = 0; i < 4; ++i) h0.v[i] = load(in.h0 + col + i);
+      marks |= nonfinite4(h0);
+    }
+    s_carry[0][l] = h0;
+  }
+  // Rows past the end read as the identity map (a = 1, b X = 0).
+  auto load_round = [&](Lane4(&a)[kVarSlabRows], Lane4(&b)[kVarSlabRows], Lane4(&x)[kVarSlabRows],
+                        uint64_t r0) {
+    const uint64_t row = r0 + static_cast<uint64_t>(g) * kVarSlabRows;
+    const uint64_t n = !live || row >= steps ? 0 : steps - row;
+    const uint64_t at = row * S + col;
+#pragma unroll
+    for (int u = 0; u < kVarSlabRows; ++u) {
+      const uint64_t i = at + static_cast<uint64_t>(u) * S;
+      a[u] = u < n ? load4(in.a + i) : Lane4{{1, 1, 1, 1}};
+      b[u] = u < n ? load4(in.b + i) : Lane4{{0, 0, 0, 0}};
+      x[u] = u < n ? load4(in.x + i) : Lane4{{0, 0, 0, 0}};
+    }
+  };
+  Lane4 a[kVarSlabRows], bx[kVarSlabRows], an[kVarSlabRows], bn[kVarSlabRows], xn[kVarSlabRows];
+  load_round(a, bx, xn, 0);
+#pragma unroll
+  for (int u = 0; u < kVarSlabRows; ++u) bx[u] = mul4(bx[u], xn[u]);
+  int parity = 0;
+  for (uint64_t r0 = 0; r0 < steps; r0 += kVarSlabRound, parity ^= 1) {
+    const bool more = r0 + kVarSlabRound < steps;
+    if (more) load_round(an, bn, xn, r0 + kVarSlabRound);
+    // The group's map: its U maps composed in step order.
+    Lane4 ca = a[0], cb = bx[0];
+#pragma unroll
+    for (int u = 0; u < kVarSlabRows; ++u) {
+      marks |= expansive4(a[u]);
+      if (u > 0) {
+        cb = step4(a[u], cb, bx[u]);
+        ca = mul4(a[u], ca);
+      }
+    }
+    // Inclusive scan across the warp's groups of this lane: (ca, cb) o (the d groups before).
+#pragma unroll
+    for (int k = 0; k < kSlabLevels; ++k) {
+      const int d = 1 << k;
+      const Lane4 pa = shfl_up4(ca, kSlabLanes * d);
+      const Lane4 pb = shfl_up4(cb, kSlabLanes * d);
+      if (gi >= d) compose4(ca, cb, pa, pb);
+    }
+    const Lane4 ea = shfl_up4(ca, kSlabLanes);
+    const Lane4 eb = shfl_up4(cb, kSlabLanes);
+    if (gi == kSlabWarpGroups - 1) {
+      s_agg_a[parity][warp][l] = ca;
+      s_agg_b[parity][warp][l] = cb;
+    }
+    __syncthreads();
+    Lane4 h = s_carry[parity][l];
+    for (int w = 0; w < warp; ++w) h = step4(s_agg_a[parity][w][l], h, s_agg_b[parity][w][l]);
+    if (gi > 0) h = step4(ea, h, eb);
+    const uint64_t row = r0 + static_cast<uint64_t>(g) * kVarSlabRows;
+    const uint64_t n = !live || row >= steps ? 0 : steps - row;
+    float* po = out + row * S + col;
+#pragma unroll
+    for (int u = 0; u < kVarSlabRows; ++u) {
+      h = step4(a[u], h, bx[u]);
+      if (u < n) {
+        store4(po, h);
+        marks |= nonfinite4(h);
+      }
+      po += S;
+    }
+    if (g == kSlabGroups - 1) s_carry[parity ^ 1][l] = h;
+    if (more) {
+#pragma unroll
+      for (int u = 0; u < kVarSlabRows; ++u) {
+        a[u] = an[u];
+        bx[u] = mul4(bn[u], xn[u]);
+      }
+    }
+  }
+  if (marks != 0) atomicOr(&s_redo, marks << (4 * l));
+  __syncthreads();  // every fast output of the block is written, every mark set
+  const uint64_t c = static_cast<uint64_t>(blockIdx.x) * kSlabChannels + tid;
+  if (tid < kSlabChannels && c < S && ((s_redo >> tid) & 1u) != 0) {
+    fwd_channel_exact<float, true>(in, out, c);
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 
 dim3 exact_grid(uint64_t state, const char* op) {
@@ -2115,6 +2249,9 @@ size_t workspace_bytes(uint64_t steps, uint64_t state, size_t element_bytes, Var
       return rows_plan(steps, state, element_bytes, v).bytes;
     case Schedule::chunked:
       return fast_plan(steps, state, element_bytes, v).bytes;
+    case Schedule::slab:  // the chunked schedule's, for the calls whose vectors are not 16-byte
+                          // aligned (the constant forward's take the resident one)
+      return v == Variant::fwd ? 0 : fast_plan(steps, state, element_bytes, v).bytes;
     default:
       return 0;
   }
@@ -2162,23 +2299,30 @@ void selective_scan_fwd_cuda(const ScanOperands<T>& in, T* out, bool exact, void
     }
     return;
   }
-  if (schedule == Schedule::slab) {  // the constant float32 variant only
+  if (schedule == Schedule::slab) {  // float32 only
     if constexpr (std::is_same_v<T, float>) {
-      if (aligned16(in.x) && aligned16(out)) {
+      const bool vectors = aligned16(in.x) && aligned16(out) &&
+                           (!in.variable || (aligned16(in.a) && aligned16(in.b)));
+      if (vectors) {
         const uint64_t blocks = (in.state + kSlabChannels - 1) / kSlabChannels;
         if (blocks > 0x7fffffffu) {
           fail(ErrorKind::invalid_argument, op, "state exceeds the CUDA grid");
         }
-        scan_fwd_slab<<<static_cast<unsigned>(blocks), kSlabThreads, 0, stream>>>(in, out);
+        if (in.variable) {
+          scan_var_fwd_slab<<<static_cast<unsigned>(blocks), kSlabThreads, 0, stream>>>(in, out);
+        } else {
+          scan_fwd_slab<<<static_cast<unsigned>(blocks), kSlabThreads, 0, stream>>>(in, out);
+        }
         check_launch(op);
         return;
       }
     }
   }
-  if (schedule == Schedule::resident || schedule == Schedule::slab) {
+  if (schedule == Schedule::resident || (schedule == Schedule::slab && !in.variable)) {
     // The constant variant only; the slab schedule's calls whose X or output is not 16-byte
-    // aligned take the resident one (no workspace either). Marked channels are recomputed
-    // inside the block.
+    // aligned take the resident one (no workspace either), the variable forward's the chunked
+    // one below (its workspace is what workspace_bytes gives a slab call). Marked channels are
+    // recomputed inside the block.
     scan_fwd_resident<T, resident_steps<T>()><<<r.blocks, r.threads, 0, stream>>>(in, out, r.log2c);
     check_launch(op);
     return;

@@ -11,11 +11,10 @@
 //  - exact: one thread per channel running the literal recurrence (bit-identical to the
 //    reference backend), used when the runtime's deterministic setting is on;
 //  - fast: a scan of the affine maps h -> a*h + b over time, within the bound derived in
-//    docs/NUMERICS.md: for the constant forward, slab (float32, S a multiple of 4 and at least 512
-//    channels: a block holds
-//    16 channels for the whole sequence and moves it in rounds of rows) or resident (a block
-//    holds whole sequences of a few channels on chip; neither needs workspace) where the sequence
-//    fits in a block; for up to
+//    docs/NUMERICS.md: for the forwards in float32 with S a multiple of 4 and at least 512
+//    channels, slab (a block holds 16 channels for the whole sequence and moves it in rounds of
+//    rows) where the sequence fits in a block; for the constant forward, otherwise resident (a
+//    block holds whole sequences of a few channels on chip; neither needs workspace); for up to
 //    scan_rows_max_state channels (128 in the forwards, 64 in the backwards), rows (blocks of
 //    contiguous rows, carries from fixed groups of chunk maps); otherwise single-pass chunked
 //    (decoupled look-back between chunks).
@@ -62,21 +61,22 @@ constexpr uint64_t scan_resident_max_steps(size_t element_bytes) {
   return kScanResidentThreads * scan_resident_steps(element_bytes) / (16 / element_bytes);
 }
 
-// Slab-schedule geometry (the float32 constant forward at T from kScanSlabMinSteps to
+// Slab-schedule geometry (the float32 forwards, T from kScanSlabMinSteps to
 // scan_resident_max_steps where S is a multiple of 4, at least 1024, or 512 past T 4096; the rule
-// is slab_takes in kernels/scan/scan.cu): a block of
-// kScanSlabThreads threads holds kScanSlabChannels channels for the whole sequence and moves it in
-// rounds, each thread kScanSlabRows consecutive rows of 4 channels a round.
+// is slab_takes in kernels/scan/scan.cu): a block holds kScanSlabChannels channels for the whole
+// sequence and moves it in rounds, each thread a few consecutive rows of 4 channels a round. Each
+// forward has its own block (threads, rows a thread): the constant 512 x 8, the variable 512 x 4
+// (three operand arrays a row).
+struct ScanSlabBlock {
+  uint64_t threads, rows;
+};
 constexpr uint64_t kScanSlabChannels = 16;
-constexpr uint64_t kScanSlabThreads = 512;
-constexpr uint64_t kScanSlabRows = 8;
 constexpr uint64_t kScanSlabMinSteps = 2048;
-// Rows a slab round moves; levels of the warp scan over the groups of rows of a warp; the
-// sequential nodes a round adds to a path of its composition tree (the aggregates of the block's
-// earlier warps applied in turn, the warp-exclusive prefix and the thread's own steps).
-constexpr uint64_t kScanSlabRound = kScanSlabThreads / (kScanSlabChannels / 4) * kScanSlabRows;
+constexpr ScanSlabBlock kScanSlabFwd = {512, 8};
+constexpr ScanSlabBlock kScanSlabVarFwd = {512, 4};
+constexpr ScanSlabBlock kScanSlabBlocks[] = {kScanSlabFwd, kScanSlabVarFwd};
+// Levels of the warp scan over the groups of rows of a warp (32 / (C / 4) groups).
 constexpr uint64_t kScanSlabLevels = kScanSlabChannels == 16 ? 3 : kScanSlabChannels == 32 ? 2 : 1;
-constexpr uint64_t kScanSlabRoundNodes = kScanSlabThreads / 32 + kScanSlabRows;
 
 // Rows-schedule geometry (the fast schedule of every variant at few channels, S up to
 // scan_rows_max_state, where a tile of 32 channels would idle lanes or hold hundreds of chunks in

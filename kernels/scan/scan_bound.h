@@ -22,9 +22,9 @@
 // exceed the grid), one node per chunk passed (a later member of a group, or a group map applied
 // to the carry), the application of the segment-exclusive prefix and its own <= K steps: d <= 2K
 // + 16 + floor(t / R) with R >= K rows a chunk (K of the rows schedule, 33 in float32, 17 in
-// float64). The slab schedule's (rounds of R = kScanSlabRound rows, U = kScanSlabRows a thread,
-// W warps): <= U steps of the source group, <= kScanSlabLevels levels of the warp scan, then in
-// each round from the source's to the output's <= W - 1 warp aggregates, the warp-exclusive
+// float64). The slab schedule's (for each variant's block, kScanSlabBlocks: rounds of R rows,
+// U a thread, W warps): <= U steps of the source group, <= kScanSlabLevels levels of the warp scan,
+// then in each round from the source's to the output's <= W - 1 warp aggregates, the warp-exclusive
 // prefix and <= U steps: d <= U + kScanSlabLevels + (floor(t / R) + 1)(W + U) (it stays below the
 // rows schedule's at every t). The bound takes the largest depth at each position, so it covers
 // whichever schedule runs. Hence |fast_t -
@@ -65,8 +65,13 @@ long double scan_state_factor(uint64_t pos) {
   const uint64_t resident = 2 * scan_resident_steps(sizeof(T)) + 37;
   const uint64_t k_rows = scan_rows_steps(sizeof(T));
   const uint64_t rows = 2 * k_rows + 16 + pos / k_rows;
-  const uint64_t slab =
-      kScanSlabRows + kScanSlabLevels + (pos / kScanSlabRound + 1) * kScanSlabRoundNodes;
+  // The slab blocks of the forwards (scan.h).
+  uint64_t slab = 0;
+  for (const ScanSlabBlock& b : kScanSlabBlocks) {
+    const uint64_t round = b.threads / (kScanSlabChannels / 4) * b.rows;
+    const uint64_t d = b.rows + kScanSlabLevels + (pos / round + 1) * (b.threads / 32 + b.rows);
+    slab = d > slab ? d : slab;
+  }
   uint64_t depth = chunked > resident ? chunked : resident;
   depth = rows > depth ? rows : depth;
   depth = slab > depth ? slab : depth;
