@@ -40,6 +40,8 @@ AbiHandles AbiHandles::resolve() {
   bind(a.reserved_bytes, "torchlean_libtorch_reserved_bytes");
   bind(a.peak_allocated_bytes, "torchlean_libtorch_peak_allocated_bytes");
   bind(a.peak_reserved_bytes, "torchlean_libtorch_peak_reserved_bytes");
+  bind(a.bmm_with_transpose, "torchlean_cuda_buffer_bmm_with_transpose");
+  bind(a.kernel_run_buffer, "torchlean_kernel_run_buffer");
   return a;
 }
 

@@ -36,6 +36,10 @@ struct AbiHandles {
   uint64_t (*reserved_bytes)(uint32_t) = nullptr;
   uint64_t (*peak_allocated_bytes)(uint32_t) = nullptr;
   uint64_t (*peak_reserved_bytes)(uint32_t) = nullptr;
+  // Calls that create the runtime's first-use state (FuzzSession::settle_first_use_state).
+  lean_obj_res (*bmm_with_transpose)(b_lean_obj_arg, b_lean_obj_arg, uint32_t, uint32_t, uint32_t,
+                                     uint32_t, uint32_t, uint32_t) = nullptr;
+  lean_obj_res (*kernel_run_buffer)(b_lean_obj_arg, b_lean_obj_arg, uint64_t) = nullptr;
 
   static AbiHandles resolve();
   // Current value of runtime setting `id`, or -1 when it cannot be read.

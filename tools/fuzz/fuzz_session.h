@@ -60,6 +60,7 @@ class FuzzSession : public BufferSource {
 
  private:
   bool setup();
+  void settle_first_use_state();
   void run_batch(uint64_t batch, uint64_t calls);
   Evaluation run_in_process(CallPlan& plan);
   Evaluation run_isolated(const CallPlan& plan, uint64_t batch, uint64_t index);

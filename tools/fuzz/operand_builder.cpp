@@ -715,11 +715,7 @@ void OperandBuilder::conv_pool() {
 // plus 0.5 written; the inputs are fresh buffers, FloatArrays or ByteArrays of 0 to 300 scalars and
 // the count is at most their least size, or in 15% of the runs past an input's size (the error
 // record's path). Eight sources in all, so each backend compiles each once.
-void OperandBuilder::kernel_runs() {
-  const bool buffers = op_ == "kernel_run_buffer";
-  const uint32_t format = buffers ? 0 : static_cast<uint32_t>(rng_.below(2));
-  const char* type = format == 0 ? "float" : "double";
-  const uint64_t inputs = rng_.below(4);
+std::string generated_kernel_source(uint64_t inputs, const char* type) {
   std::string source = "extern \"C\" __global__ void torchlean_kernel(";
   for (uint64_t k = 0; k < inputs; ++k) {
     source += std::string("const ") + type + "* input" + std::to_string(k) +
@@ -740,6 +736,15 @@ void OperandBuilder::kernel_runs() {
     source += "  acc = acc + input" + n + "[index];\n";
   }
   source += "  output[index] = acc;\n}\n";
+  return source;
+}
+
+void OperandBuilder::kernel_runs() {
+  const bool buffers = op_ == "kernel_run_buffer";
+  const uint32_t format = buffers ? 0 : static_cast<uint32_t>(rng_.below(2));
+  const char* type = format == 0 ? "float" : "double";
+  const uint64_t inputs = rng_.below(4);
+  const std::string source = generated_kernel_source(inputs, type);
 
   std::vector<uint64_t> sizes(inputs);
   uint64_t least = 300;

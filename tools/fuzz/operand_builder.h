@@ -76,4 +76,9 @@ class OperandBuilder {
   uint8_t dtype_ = 0;
 };
 
+// A generated-kernel source in the generator's form (SPEC-runtime 10.2, 10.3): `inputs` inputs of
+// `type` ("float" or "double"), each read at the output index after its bounds check (a read past
+// an input's size fills the error record), the sum plus 0.5 written.
+std::string generated_kernel_source(uint64_t inputs, const char* type);
+
 }  // namespace tlrt_fuzz
