@@ -1875,18 +1875,53 @@ TLRT_DEVICE_INLINE unsigned nonfinite4(const Lane4& v) {
   return m;
 }
 
+// A slab thread's place: lane l (channels col to col + 3), group g of rows, its warp and its group
+// gi within the warp; live when its channels are inside S (S is a multiple of 4: a lane's channels
+// are all in or all out).
+struct SlabPlace {
+  int tid, l, g, warp, gi;
+  uint64_t col;
+  bool live;
+};
+
+TLRT_DEVICE_INLINE SlabPlace slab_place(uint64_t state) {
+  SlabPlace p;
+  p.tid = threadIdx.x;
+  p.l = p.tid % kSlabLanes;
+  p.g = p.tid / kSlabLanes;
+  p.warp = p.tid / 32;
+  p.gi = p.g % kSlabWarpGroups;
+  p.col = static_cast<uint64_t>(blockIdx.x) * kSlabChannels + 4 * p.l;
+  p.live = p.col < state;
+  return p;
+}
+
+// The end of a slab block: the thread's marks into the block's word, then, after a barrier that
+// follows every fast write of the block, thread c < C recomputes its channel on the literal
+// recurrence if marked.
+template <bool Var>
+TLRT_DEVICE_INLINE void slab_recompute_marked(const ScanOperands<float>& in, float* out,
+                                              const SlabPlace& p, unsigned marks,
+                                              unsigned& s_redo) {
+  if (marks != 0) atomicOr(&s_redo, marks << (4 * p.l));
+  __syncthreads();  // every fast output of the block is written, every mark set
+  const uint64_t c = static_cast<uint64_t>(blockIdx.x) * kSlabChannels + p.tid;
+  if (p.tid < kSlabChannels && c < in.state && ((s_redo >> p.tid) & 1u) != 0) {
+    fwd_channel_exact<float, Var>(in, out, c);
+  }
+}
+
 __global__ void __launch_bounds__(kSlabThreads)
     scan_fwd_slab(ScanOperands<float> in, float* __restrict__ out) {
   __shared__ Lane4 s_agg[2][kSlabWarps][kSlabLanes];
   __shared__ Lane4 s_carry[2][kSlabLanes];
   __shared__ unsigned s_redo;
-  const int tid = threadIdx.x;
-  const int l = tid % kSlabLanes, g = tid / kSlabLanes, warp = tid / 32;
-  const int gi = g % kSlabWarpGroups;
+  const SlabPlace place = slab_place(in.state);
+  const int tid = place.tid, l = place.l, g = place.g, warp = place.warp, gi = place.gi;
   const uint64_t S = in.state, steps = in.steps;
-  const uint64_t col = static_cast<uint64_t>(blockIdx.x) * kSlabChannels + 4 * l;
-  const bool live = col < S;  // S is a multiple of 4: a lane's channels are all in or all out
-  if (tid == 0) s_redo = 0;   // ordered before any mark by the first round's barrier
+  const uint64_t col = place.col;
+  const bool live = place.live;
+  if (tid == 0) s_redo = 0;  // ordered before any mark by the first round's barrier
 
   Lane4 a = {{1, 1, 1, 1}}, b = {{0, 0, 0, 0}}, h0 = {{0, 0, 0, 0}};
   unsigned marks = 0;
@@ -1974,12 +2009,7 @@ __global__ void __launch_bounds__(kSlabThreads)
 #pragma unroll
     for (int u = 0; u < kSlabRows; ++u) x[u] = xn[u];
   }
-  if (marks != 0) atomicOr(&s_redo, marks << (4 * l));
-  __syncthreads();  // every fast output of the block is written, every mark set
-  const uint64_t c = static_cast<uint64_t>(blockIdx.x) * kSlabChannels + tid;
-  if (tid < kSlabChannels && c < S && ((s_redo >> tid) & 1u) != 0) {
-    fwd_channel_exact<float, false>(in, out, c);
-  }
+  slab_recompute_marked<false>(in, out, place, marks, s_redo);
 }
 
 // The variable forward on the slab schedule: the same blocks and rounds, U = kScanSlabVarFwd.rows
@@ -2012,12 +2042,11 @@ __global__ void __launch_bounds__(kSlabThreads)
   __shared__ Lane4 s_agg_b[2][kSlabWarps][kSlabLanes];
   __shared__ Lane4 s_carry[2][kSlabLanes];
   __shared__ unsigned s_redo;
-  const int tid = threadIdx.x;
-  const int l = tid % kSlabLanes, g = tid / kSlabLanes, warp = tid / 32;
-  const int gi = g % kSlabWarpGroups;
+  const SlabPlace place = slab_place(in.state);
+  const int tid = place.tid, l = place.l, g = place.g, warp = place.warp, gi = place.gi;
   const uint64_t S = in.state, steps = in.steps;
-  const uint64_t col = static_cast<uint64_t>(blockIdx.x) * kSlabChannels + 4 * l;
-  const bool live = col < S;
+  const uint64_t col = place.col;
+  const bool live = place.live;
   if (tid == 0) s_redo = 0;  // ordered before any mark by the first round's barrier
   unsigned marks = 0;
   if (g == 0) {
@@ -2100,12 +2129,7 @@ __global__ void __launch_bounds__(kSlabThreads)
       }
     }
   }
-  if (marks != 0) atomicOr(&s_redo, marks << (4 * l));
-  __syncthreads();  // every fast output of the block is written, every mark set
-  const uint64_t c = static_cast<uint64_t>(blockIdx.x) * kSlabChannels + tid;
-  if (tid < kSlabChannels && c < S && ((s_redo >> tid) & 1u) != 0) {
-    fwd_channel_exact<float, true>(in, out, c);
-  }
+  slab_recompute_marked<true>(in, out, place, marks, s_redo);
 }
 
 // ---------------------------------------------------------------------------------------------
