@@ -2273,10 +2273,7 @@ size_t workspace_bytes(uint64_t steps, uint64_t state, size_t element_bytes, Var
       return rows_plan(steps, state, element_bytes, v).bytes;
     case Schedule::chunked:
       return fast_plan(steps, state, element_bytes, v).bytes;
-    case Schedule::slab:  // the chunked schedule's, for the calls whose vectors are not 16-byte
-                          // aligned (the constant forward's take the resident one)
-      return v == Variant::fwd ? 0 : fast_plan(steps, state, element_bytes, v).bytes;
-    default:
+    default:  // exact, resident and slab need none
       return 0;
   }
 }
@@ -2305,7 +2302,11 @@ void selective_scan_fwd_cuda(const ScanOperands<T>& in, T* out, bool exact, void
   const Variant v = in.variable ? Variant::var_fwd : Variant::fwd;
   ResidentPlan r;
   const Schedule schedule = schedule_of(in.steps, in.state, sizeof(T), v, exact, op, &r);
-  if (schedule == Schedule::exact) {
+  // The slab schedule's calls whose vectors are not 16-byte aligned (no tlrt buffer is such) take
+  // a schedule without workspace: the constant forward the resident one, the variable the exact.
+  const bool slab_vectors =
+      aligned16(in.x) && aligned16(out) && (!in.variable || (aligned16(in.a) && aligned16(in.b)));
+  if (schedule == Schedule::exact || (schedule == Schedule::slab && in.variable && !slab_vectors)) {
     const dim3 exact_blocks = exact_grid(in.state, op);
     if (in.variable) {
       scan_fwd_exact<T, true><<<exact_blocks, kExactThreads, 0, stream>>>(in, out);
@@ -2325,9 +2326,7 @@ void selective_scan_fwd_cuda(const ScanOperands<T>& in, T* out, bool exact, void
   }
   if (schedule == Schedule::slab) {  // float32 only
     if constexpr (std::is_same_v<T, float>) {
-      const bool vectors = aligned16(in.x) && aligned16(out) &&
-                           (!in.variable || (aligned16(in.a) && aligned16(in.b)));
-      if (vectors) {
+      if (slab_vectors) {
         const uint64_t blocks = (in.state + kSlabChannels - 1) / kSlabChannels;
         if (blocks > 0x7fffffffu) {
           fail(ErrorKind::invalid_argument, op, "state exceeds the CUDA grid");
@@ -2342,11 +2341,9 @@ void selective_scan_fwd_cuda(const ScanOperands<T>& in, T* out, bool exact, void
       }
     }
   }
-  if (schedule == Schedule::resident || (schedule == Schedule::slab && !in.variable)) {
-    // The constant variant only; the slab schedule's calls whose X or output is not 16-byte
-    // aligned take the resident one (no workspace either), the variable forward's the chunked
-    // one below (its workspace is what workspace_bytes gives a slab call). Marked channels are
-    // recomputed inside the block.
+  if (schedule == Schedule::resident || schedule == Schedule::slab) {
+    // The constant variant only (with the slab schedule's unaligned calls, above). Marked channels
+    // are recomputed inside the block.
     scan_fwd_resident<T, resident_steps<T>()><<<r.blocks, r.threads, 0, stream>>>(in, out, r.log2c);
     check_launch(op);
     return;
