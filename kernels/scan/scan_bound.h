@@ -22,13 +22,14 @@
 // exceed the grid), one node per chunk passed (a later member of a group, or a group map applied
 // to the carry), the application of the segment-exclusive prefix and its own <= K steps: d <= 2K
 // + 16 + floor(t / R) with R >= K rows a chunk (K of the rows schedule, 33 in float32, 17 in
-// float64). The slab schedule's (for each variant's block, kScanSlabBlocks: rounds of R rows,
+// float64). The slab schedule's (for each forward's block, kScanSlabBlocks: rounds of R rows,
 // U a thread, W warps): <= U steps of the source group, <= kScanSlabLevels levels of the warp scan,
 // then in each round from the source's to the output's <= W - 1 warp aggregates, the warp-exclusive
-// prefix and <= U steps: d <= U + kScanSlabLevels + (floor(t / R) + 1)(W + U) (it stays below the
-// rows schedule's at every t). The bound takes the largest depth at each position, so it covers
-// whichever schedule runs. Hence |fast_t -
-// exact_t| <= (gamma_{2(t+1)} + gamma_{2d+t+1}) H_t (the code adds one to each index).
+// prefix and <= U steps: d <= U + kScanSlabLevels + (floor(t / R) + 1)(W + U) (the constant
+// forward's stays below the rows schedule's at every t, the variable forward's passes it by at
+// most 13 nodes from t 6656 on; docs/NUMERICS.md). The bound takes the largest depth at each
+// position, so it covers whichever schedule runs. Hence |fast_t - exact_t| <= (gamma_{2(t+1)} +
+// gamma_{2d+t+1}) H_t (the code adds one to each index).
 #pragma once
 
 #include <cmath>
