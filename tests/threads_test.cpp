@@ -240,9 +240,10 @@ std::vector<Bytes> workload(int w, Handoff* handoff) {
 }
 
 // Convolutions, forward and backward (cuDNN on the GPU, whose handle and calls the threads share),
-// in shapes of this workload's own and shapes every workload shares. A workload of its own so
-// that the memcheck stage can leave it out with the other cuDNN suites (scripts/gpu-check.sh: a
-// cuDNN handle keeps device allocations past its destruction).
+// in shapes of this workload's own and shapes every workload shares. A workload and sub-test of
+// its own, so that the allocation backtraces in memcheck's report of the cuDNN handle's
+// allocations, which cuDNN keeps past the handle's destruction, name this sub-test (the memcheck
+// stage passes a run whose only reports are those: scripts/sanitizer-known-leaks.sh).
 std::vector<Bytes> conv_workload(int w, Handoff* handoff) {
   Values gen(static_cast<uint64_t>(w) + 101);
   std::vector<Bytes> out;
