@@ -31,6 +31,8 @@
 #
 # SANITIZE_JOBS=N runs N binaries under a tool at once (default 1), each with a limit of
 # SANITIZE_TIMEOUT seconds (default 900); a run the limit ends is reported NOT FINISHED and fails.
+# Each run's line goes to $OUT/TOOL-as-ended.txt as it ends (removed when the stage completes and
+# the lines are in the summary in the registry's order), so a stage cut short leaves what ended.
 # Narrowing (for a family's own check): SANITIZE_ONLY=name[,name] limits the tools to those lines
 # of gpu-binaries.txt, BENCH_ONLY=group[,group] and PARITY_ONLY=op[,op] are passed as --only,
 # TEST_ONLY=regex as ctest -R to both suites of the test stage, FUZZ_ONLY=group[,word] as
@@ -113,6 +115,8 @@ sanitize_one() { # sanitize_one TOOL NAME BIN FILTER ENV...: one binary under on
     what="$what, each a cuDNN handle's own allocation inside cudnnCreate (known; no tlrt allocation)"
   fi
   printf '%-36s rc=%-3s %s\n' "$tool $name" "$rc" "$what" >"$OUT/$tool-$name.result"
+  # Also as it ends, so that a stage cut short still leaves the results of the runs that ended.
+  cat "$OUT/$tool-$name.result" >>"$OUT/$tool-as-ended.txt"
   return $rc
 }
 
@@ -152,6 +156,7 @@ sanitize() { # sanitize TOOL: the tool over every registered gpu binary, SANITIZ
     [ "$rc" -ne 0 ] && [ "$rc" -ne 77 ] && FAILED=1
     rm -f "$OUT/$tool-$name.log" "$OUT/$tool-$name.result"
   done
+  rm -f "$OUT/$tool-as-ended.txt"
 }
 
 canary() { # every tool must report its planted bug, run with the same flags as above
