@@ -29,7 +29,7 @@
 #              built in build-baseline, results in $OUT/baseline-bench.{md,json}
 #   quick      test + parity without --large
 #
-# SANITIZE_JOBS=N runs N binaries under a tool at once (default 1), each with a limit of
+# SANITIZE_JOBS=N runs N binaries under a tool at once (default 8), each with a limit of
 # SANITIZE_TIMEOUT seconds (default 900); a run the limit ends is reported NOT FINISHED and fails.
 # Each run's line goes to $OUT/TOOL-as-ended.txt as it ends (removed when the stage completes and
 # the lines are in the summary in the registry's order), so a stage cut short leaves what ended.
@@ -123,7 +123,7 @@ sanitize_one() { # sanitize_one TOOL NAME BIN FILTER ENV...: one binary under on
 sanitize() { # sanitize TOOL: the tool over every registered gpu binary, SANITIZE_JOBS at a time
   local tool=$1
   local filter=$SANITIZER_FILTER
-  local jobs=${SANITIZE_JOBS:-1} names=()
+  local jobs=${SANITIZE_JOBS:-8} names=()
   # Each line: NAME PATH VAR=VALUE... [skip=TOOL,...] (cmake/TlrtTesting.cmake); a suite's
   # settings for the tools and the reasons for them are at its registration in tests/CMakeLists.txt.
   while read -r name bin rest; do
