@@ -152,7 +152,8 @@ sanitize() { # sanitize TOOL: the tool over every registered gpu binary, SANITIZ
   for name in "${names[@]}"; do
     cat "$OUT/$tool-$name.log" >>"$LOG"
     say "$(cat "$OUT/$tool-$name.result")"
-    rc=$(sed -E 's/.* rc=([0-9]+) .*/\1/' "$OUT/$tool-$name.result")
+    rc=$(awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^rc=/) { print substr($i, 4); exit } }' \
+      "$OUT/$tool-$name.result")
     [ "$rc" -ne 0 ] && [ "$rc" -ne 77 ] && FAILED=1
     rm -f "$OUT/$tool-$name.log" "$OUT/$tool-$name.result"
   done
