@@ -2,7 +2,8 @@
 #
 #   tlrt_cpu_test(NAME SOURCES ... [LINK ...] [ENV ...] [ARGS ...])
 #       a GoogleTest binary NAME_test run once, label cpu (runs anywhere, CI).
-#   tlrt_gpu_test(NAME SOURCES ... [LINK ...] [SHARDS N])          (only in builds with CUDA)
+#   tlrt_gpu_test(NAME SOURCES ... [LINK ...] [SHARDS N] [SANITIZER_SHARDS N]
+#                 [SANITIZER_LEAVE_OUT TOOL=PATTERN ...])          (only in builds with CUDA)
 #       a binary NAME_test that needs a device, label gpu; it skips visibly without one. With
 #       SHARDS N (N >= 2), instead of one entry NAME, the entries NAME_1_of_N ... NAME_N_of_N, each
 #       running GoogleTest's shard of the sub-tests (GTEST_TOTAL_SHARDS, GTEST_SHARD_INDEX), so
@@ -10,17 +11,24 @@
 #       one shard; a shard that selects no sub-test fails (tests/test_main.cpp), so N must not
 #       exceed the suite's sub-test count.
 #   tlrt_abi_suite(NAME SOURCES ... [LINK ...] [SANITIZER_ENV VAR=VALUE ...]
-#                  [SANITIZER_SKIP TOOL ...])
+#                  [SANITIZER_SKIP TOOL ...] [SANITIZER_SHARDS N] [SANITIZER_LEAVE_OUT TOOL=PATTERN ...])
 #       a suite through the Lean ABI (libtlrt + the Lean runtime double), run twice: NAME_reference
 #       (TLRT_DEVICE=cpu, label cpu) and NAME_cuda (TLRT_DEVICE=cuda, label gpu). SANITIZER_ENV is
 #       set for its runs under the compute-sanitizer tools only; SANITIZER_SKIP names the tools
 #       (memcheck, racecheck, initcheck, synccheck) that leave it out, each with its reason in a
 #       comment at the registration.
+#   For both kinds of gpu binary: SANITIZER_SHARDS N (N >= 2) runs the binary under each
+#   compute-sanitizer tool as N processes, GoogleTest's shards 1..N of its sub-tests, reported as
+#   NAME_1_of_N ... NAME_N_of_N, so that a suite too long for one run under a tool is split over the
+#   stage's parallel runs. SANITIZER_LEAVE_OUT TOOL=PATTERN leaves the sub-tests matching the
+#   GoogleTest PATTERN (no spaces or colons) out of that tool's runs only; the stage prints a line
+#   for each, and the reason is a comment at the registration.
 #
 # Every binary that runs on a device is written to ${CMAKE_BINARY_DIR}/gpu-binaries.txt, one
-# "NAME PATH VAR=VALUE... [skip=TOOL,...]" line each, which scripts/gpu-check.sh reads to run the
-# compute-sanitizer tools over all of them: under every tool but those after skip=, with the
-# VAR=VALUE words in the environment.
+# "NAME PATH VAR=VALUE... [skip=TOOL,...] [shards=N] [leave=TOOL=PATTERN...]" line each, which
+# scripts/gpu-check.sh reads to run the compute-sanitizer tools over all of them: under every tool
+# but those after skip=, with the VAR=VALUE words in the environment, as N shard processes with
+# shards=, and without the sub-tests a leave= word names for that tool.
 #
 # Every binary has tests/test_main.cpp's main(), which exits with TLRT_SKIP_CODE (77) when every
 # sub-test that ran skipped (GTEST_SKIP); entries running such a binary set SKIP_RETURN_CODE to it
@@ -45,13 +53,27 @@ function(tlrt__add_binary name)
   target_include_directories(${name}_test PRIVATE ${CMAKE_SOURCE_DIR} ${CMAKE_SOURCE_DIR}/tests)
 endfunction()
 
-# One line of gpu-binaries.txt: ENV a list of VAR=VALUE, SKIP a list of tools.
-function(tlrt__record_gpu name env skip)
+# One line of gpu-binaries.txt: ENV a list of VAR=VALUE, SKIP a list of tools, SHARDS empty or
+# N >= 2, LEAVE a list of TOOL=PATTERN (checked here: a tool name, a pattern without spaces or colons).
+function(tlrt__record_gpu name env skip shards leave)
   string(REPLACE ";" " " words "${env}")
   if(skip)
     string(REPLACE ";" "," tools "${skip}")
     string(APPEND words " skip=${tools}")
   endif()
+  if(NOT shards STREQUAL "")
+    if(NOT shards MATCHES "^[0-9]+$" OR shards LESS 2)
+      message(FATAL_ERROR "${name}: SANITIZER_SHARDS ${shards} is not a whole number of at least 2")
+    endif()
+    string(APPEND words " shards=${shards}")
+  endif()
+  foreach(word ${leave})
+    if(NOT word MATCHES "^(memcheck|racecheck|initcheck|synccheck)=[^ :=]+$")
+      message(FATAL_ERROR "${name}: SANITIZER_LEAVE_OUT ${word} is not TOOL=PATTERN "
+                          "(a compute-sanitizer tool, a GoogleTest pattern without spaces or colons)")
+    endif()
+    string(APPEND words " leave=${word}")
+  endforeach()
   set_property(GLOBAL APPEND PROPERTY TLRT_GPU_BINARIES
                "${name} $<TARGET_FILE:${name}_test> ${words}")
 endfunction()
@@ -89,10 +111,11 @@ function(tlrt_gpu_test name)
   if(NOT TLRT_HAVE_CUDA)
     return()
   endif()
-  cmake_parse_arguments(T "" "SHARDS" "SOURCES;LINK" ${ARGN})
+  cmake_parse_arguments(T "" "SHARDS;SANITIZER_SHARDS" "SOURCES;LINK;SANITIZER_LEAVE_OUT" ${ARGN})
   tlrt__add_binary(${name} THREADSAFE_DEATH SOURCES ${T_SOURCES} LINK ${T_LINK} CUDA::cudart)
   tlrt__add_entries(${name} gpu "${T_SHARDS}" "")
-  tlrt__record_gpu(${name} "TLRT_DEVICE=cuda" "")
+  tlrt__record_gpu(${name} "TLRT_DEVICE=cuda" "" "${T_SANITIZER_SHARDS}"
+                   "${T_SANITIZER_LEAVE_OUT}")
 endfunction()
 
 # Stops the configure step at the first word after WHY that does not match REGEX.
@@ -105,7 +128,8 @@ function(tlrt__require_words name what regex why)
 endfunction()
 
 function(tlrt_abi_suite name)
-  cmake_parse_arguments(T "" "" "SOURCES;LINK;SANITIZER_ENV;SANITIZER_SKIP" ${ARGN})
+  cmake_parse_arguments(T "" "SANITIZER_SHARDS" "SOURCES;LINK;SANITIZER_ENV;SANITIZER_SKIP;SANITIZER_LEAVE_OUT"
+                        ${ARGN})
   tlrt__require_words(${name} SANITIZER_SKIP "^(memcheck|racecheck|initcheck|synccheck)$"
                       "is not a compute-sanitizer tool" ${T_SANITIZER_SKIP})
   tlrt__require_words(${name} SANITIZER_ENV "^[A-Za-z_][A-Za-z0-9_]*=[^ ]*$"
@@ -120,7 +144,8 @@ function(tlrt_abi_suite name)
                        SKIP_RETURN_CODE ${TLRT_SKIP_CODE})
   if(TLRT_HAVE_CUDA)
     set(env TLRT_DEVICE=cuda ${T_SANITIZER_ENV})
-    tlrt__record_gpu(${name} "${env}" "${T_SANITIZER_SKIP}")
+    tlrt__record_gpu(${name} "${env}" "${T_SANITIZER_SKIP}" "${T_SANITIZER_SHARDS}"
+                     "${T_SANITIZER_LEAVE_OUT}")
   endif()
 endfunction()
 

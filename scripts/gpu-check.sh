@@ -15,7 +15,10 @@
 #              that compute-sanitizer tool over every binary listed in build-gpu/gpu-binaries.txt
 #              (written by the test registry, cmake/TlrtTesting.cmake); memcheck with leak check,
 #              where a run whose only reports are a cuDNN handle's own leaks passes, saying so
-#              (scripts/sanitizer-known-leaks.sh)
+#              (scripts/sanitizer-known-leaks.sh). A suite registered with SANITIZER_SHARDS N runs
+#              as N processes, one GoogleTest shard each (NAME_k_of_N); one registered with
+#              SANITIZER_LEAVE_OUT TOOL=PATTERN runs under TOOL without those sub-tests, with a
+#              line saying so (tests/tools/sanitize-stage-check.sh checks these on a stand-in)
 #   canary     each tool on tests/sanitizer_canary.cu's planted bug: the tool must report it
 #   tsan       ThreadSanitizer over the CUDA backend's host code: the threads suite on the device
 #              (scripts/threads-sanitized.sh with TLRT_TSAN_BACKEND=cuda, build in $BUILD-tsan-cuda)
@@ -41,7 +44,7 @@
 # GoogleTest comes from an installed package or from .deps/googletest (a copy of Debian's
 # /usr/src/googletest carried to machines that lack it); cudnn-frontend from .deps/cudnn-frontend.
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 OUT=${OUT:-$PWD/gpu-out}
 mkdir -p "$OUT"
 LOG="$OUT/gpu-check.log"
@@ -124,15 +127,23 @@ sanitize() { # sanitize TOOL: the tool over every registered gpu binary, SANITIZ
   local tool=$1
   local filter=$SANITIZER_FILTER
   local jobs=${SANITIZE_JOBS:-8} names=()
-  # Each line: NAME PATH VAR=VALUE... [skip=TOOL,...] (cmake/TlrtTesting.cmake); a suite's
-  # settings for the tools and the reasons for them are at its registration in tests/CMakeLists.txt.
+  # Each line: NAME PATH VAR=VALUE... [skip=TOOL,...] [shards=N] [leave=TOOL=PATTERN...]
+  # (cmake/TlrtTesting.cmake); a suite's settings for the tools and the reasons for them are at its
+  # registration in tests/CMakeLists.txt.
   while read -r name bin rest; do
     [ -z "$name" ] && continue
     if [ -n "${SANITIZE_ONLY:-}" ] && [[ ",$SANITIZE_ONLY," != *",$name,"* ]]; then continue; fi
-    local env="" skip="" word
+    local env="" skip="" shards=1 own=$filter word
     for word in $rest; do
       case $word in
       skip=*) skip=${word#skip=} ;;
+      shards=*) shards=${word#shards=} ;;
+      leave="$tool"=*)
+        # SANITIZER_FILTER is a negative filter: the pattern joins the sub-tests it leaves out.
+        own="$own:${word#leave="$tool"=}"
+        say "$(printf '%-36s %s' "$tool $name" "leaves out ${word#leave="$tool"=} by its registration (tests/CMakeLists.txt)")"
+        ;;
+      leave=*) ;;
       *) env="$env $word" ;;
       esac
     done
@@ -140,11 +151,20 @@ sanitize() { # sanitize TOOL: the tool over every registered gpu binary, SANITIZ
       say "$(printf '%-36s %s' "$tool $name" "left out by its registration (tests/CMakeLists.txt)")"
       continue
     fi
-    # At most SANITIZE_JOBS binaries at once (each a process of its own on the one device).
-    while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n; done
-    # shellcheck disable=SC2086
-    sanitize_one "$tool" "$name" "$bin" "$filter" $env &
-    names+=("$name")
+    # One process per GoogleTest shard (shards=N), each a run of its own among the parallel ones.
+    local k run_name run_env
+    for ((k = 1; k <= shards; k++)); do
+      run_name=$name run_env=$env
+      if [ "$shards" -gt 1 ]; then
+        run_name="${name}_${k}_of_$shards"
+        run_env="$env GTEST_TOTAL_SHARDS=$shards GTEST_SHARD_INDEX=$((k - 1))"
+      fi
+      # At most SANITIZE_JOBS binaries at once (each a process of its own on the one device).
+      while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n; done
+      # shellcheck disable=SC2086
+      sanitize_one "$tool" "$run_name" "$bin" "$own" $run_env &
+      names+=("$run_name")
+    done
   done <"$BUILD/gpu-binaries.txt"
   wait
   # The results in the registry's order, whatever order the runs ended in.
