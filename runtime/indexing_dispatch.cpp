@@ -116,9 +116,9 @@ std::unique_ptr<Buffer> scatter_add_rows(const Buffer& mat, const Buffer& values
 std::unique_ptr<Buffer> gather_at(const Buffer& table, uint32_t size, const Buffer& positions,
                                   uint64_t count, const char* op) {
   require_compatible(op, {&table, &positions}, SameSize::no);
+  require_nonempty_table(size, op);  // the spec's first condition, before the sizes
   require_size(table, "table", "size", size, op);
   require_size(positions, "positions", "count", count, op);
-  require_nonempty_table(size, op);
   std::unique_ptr<Buffer> out = Buffer::allocate(table.backend(), table.dtype(), count, op);
   on_backend(
       table.backend(), table.dtype(), op,
@@ -136,9 +136,9 @@ std::unique_ptr<Buffer> gather_at(const Buffer& table, uint32_t size, const Buff
 std::unique_ptr<Buffer> scatter_add_at(uint32_t size, const Buffer& positions, const Buffer& values,
                                        uint64_t count, const char* op) {
   require_compatible(op, {&positions, &values}, SameSize::no);
+  require_nonempty_table(size, op);
   require_size(positions, "positions", "count", count, op);
   require_size(values, "values", "count", count, op);
-  require_nonempty_table(size, op);
   std::unique_ptr<Buffer> out = Buffer::allocate(values.backend(), values.dtype(), size, op);
   on_backend(
       values.backend(), values.dtype(), op,

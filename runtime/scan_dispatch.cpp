@@ -6,14 +6,16 @@
 #include "runtime/construct.h"
 #include "runtime/dispatch.h"
 #include "runtime/settings.h"
+#include "runtime/shape_geometry.h"
 
 namespace tlrt {
 namespace {
 
-// T*S cannot overflow 64 bits for 32-bit extents; checked_mul keeps the spec's wording anyway.
+// T*S of two 32-bit extents fits 64 bits unsigned but can pass INT64_MAX, which is refused as
+// "shape size overflow", the wording of every other family's shapes, before any size is compared.
 uint64_t validate(const Buffer& a, const Buffer& b, const Buffer& x, const Buffer& h0,
                   uint64_t steps, uint64_t state, bool variable, const char* op) {
-  const uint64_t total = checked_mul(steps, state, op);
+  const uint64_t total = shape_size({steps, state}, "[seqLen, state]", op);
   const char* coefficient_arg = variable ? "seqLen*state" : "state";
   const uint64_t coefficient_size = variable ? total : state;
   require_size(a, "A", coefficient_arg, coefficient_size, op);

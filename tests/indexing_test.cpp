@@ -595,6 +595,13 @@ TEST_F(IndexingDeathTest, TablesMustBeNonempty) {
   EXPECT_EXIT(torchlean_cuda_buffer_scatter_add_at(0, zeros(0, 1), zeros(0, 1), 0),
               ::testing::ExitedWithCode(1),
               "INTERNAL PANIC: tlrt: scatter_add_at: scatter_add_at needs a nonempty table");
+  // size = 0 is the spec's first condition: it is reported even when the sizes disagree too.
+  EXPECT_EXIT(torchlean_cuda_buffer_gather_at(zeros(3, 0), 0, zeros(2, 0), 2),
+              ::testing::ExitedWithCode(1),
+              "INTERNAL PANIC: tlrt: gather_at: gather_at needs a nonempty table \\(size = 0\\)");
+  EXPECT_EXIT(torchlean_cuda_buffer_scatter_add_at(0, zeros(3, 1), zeros(2, 1), 2),
+              ::testing::ExitedWithCode(1),
+              "INTERNAL PANIC: tlrt: scatter_add_at: scatter_add_at needs a nonempty table");
 }
 
 TEST_F(IndexingDeathTest, AtSizesMustMatch) {

@@ -863,6 +863,26 @@ TEST_F(ScanDeathTest, ForwardSizesMustMatchTheShape) {
               "but seqLen\\*state = 8\\)");
 }
 
+// seqLen*state of two 32-bit extents can pass INT64_MAX: refused as a shape size overflow before
+// any buffer size is compared, in both variants and both directions.
+TEST_F(ScanDeathTest, ShapeProductPastInt64IsAnOverflow) {
+  const char* overflow =
+      "shape size overflow \\(\\[seqLen, state\\] = \\[4294967295, 4294967295\\]\\)";
+  EXPECT_EXIT(torchlean_cuda_buffer_selective_scan_diag_fwd(zeros(4), zeros(4), zeros(8), zeros(4),
+                                                            0xffffffffu, 0xffffffffu),
+              ::testing::ExitedWithCode(1),
+              std::string("INTERNAL PANIC: tlrt: selective_scan_diag_fwd: ") + overflow);
+  EXPECT_EXIT(
+      torchlean_cuda_buffer_selective_scan_diag_var_bwd(
+          zeros(4), zeros(4), zeros(8), zeros(4), zeros(8), zeros(8), 0xffffffffu, 0xffffffffu),
+      ::testing::ExitedWithCode(1),
+      std::string("INTERNAL PANIC: tlrt: selective_scan_diag_var_bwd: ") + overflow);
+  // 2^32 - 1 times 2^31 + 1 is the first such product past INT64_MAX with the largest seqLen.
+  EXPECT_EXIT(torchlean_cuda_buffer_selective_scan_diag_var_fwd(zeros(4), zeros(4), zeros(8),
+                                                                zeros(4), 0xffffffffu, 0x80000001u),
+              ::testing::ExitedWithCode(1), "selective_scan_diag_var_fwd: shape size overflow");
+}
+
 TEST_F(ScanDeathTest, BackwardSizesMustMatchTheShape) {
   EXPECT_EXIT(torchlean_cuda_buffer_selective_scan_diag_bwd(zeros(4), zeros(4), zeros(8), zeros(4),
                                                             zeros(7), zeros(8), 2, 4),
