@@ -18,6 +18,7 @@ void bind(F*& slot, const char* name) {
 AbiHandles AbiHandles::resolve() {
   AbiHandles a;
   bind(a.of_float_array, "torchlean_cuda_buffer_of_float_array");
+  bind(a.of_encoded_io, "torchlean_cuda_buffer_of_encoded_io");
   bind(a.release, "torchlean_cuda_buffer_release");
   bind(a.size, "torchlean_cuda_buffer_size");
   bind(a.dtype, "torchlean_cuda_buffer_dtype");

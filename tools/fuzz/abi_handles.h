@@ -13,6 +13,7 @@ namespace tlrt_fuzz {
 
 struct AbiHandles {
   lean_obj_res (*of_float_array)(b_lean_obj_arg, uint8_t) = nullptr;
+  lean_obj_res (*of_encoded_io)(b_lean_obj_arg, b_lean_obj_arg, uint64_t) = nullptr;
   uint32_t (*release)(b_lean_obj_arg) = nullptr;
   uint32_t (*size)(b_lean_obj_arg) = nullptr;
   uint8_t (*dtype)(b_lean_obj_arg) = nullptr;

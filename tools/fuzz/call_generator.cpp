@@ -9,6 +9,7 @@
 #include <cstring>
 #include <limits>
 
+#include "tools/fuzz/call_rules.h"
 #include "tools/fuzz/lean_values.h"
 #include "tools/fuzz/operand_builder.h"
 
@@ -203,6 +204,9 @@ CallGenerator::Defect CallGenerator::choose_defect(const FuzzSymbol& symbol) {
   if (buffers > 0) {
     options.insert(options.end(), {Defect::released_buffer, Defect::released_buffer,
                                    Defect::non_buffer, Defect::foreign_external});
+    if (fixtures_.encoded != nullptr && rejects_encoded(symbol)) {
+      options.push_back(Defect::encoded_buffer);
+    }
   }
   if (buffers > 1) {
     options.insert(options.end(), {Defect::size_mismatch, Defect::size_mismatch,
@@ -238,6 +242,11 @@ void CallGenerator::buffer_arg(CallPlan& plan, size_t k, Defect defect, size_t t
         arg.kind = ArgKind::foreign_external;
         arg.value.object = fixtures_.foreign_external;
         arg.text = "foreign-external";
+        return;
+      case Defect::encoded_buffer:
+        arg.kind = ArgKind::encoded_buffer;
+        arg.value.object = fixtures_.encoded;
+        arg.text = "encoded-buffer";
         return;
       case Defect::size_mismatch:
         if (anchor >= 0) {

@@ -21,6 +21,9 @@ struct Fixtures {
   std::vector<std::string> non_buffer_names;
   lean_object* foreign_external = nullptr;
   std::vector<lean_object*> formats;  // FloatFormat stand-ins
+  // An encoded buffer of 4 binary16 words, passed only to symbols that must reject it
+  // (rejects_encoded), so that no call changes it; null when the library cannot make one.
+  lean_object* encoded = nullptr;
 };
 
 struct GenerationLimits {
@@ -64,6 +67,7 @@ class CallGenerator {
     released_buffer,
     non_buffer,
     foreign_external,
+    encoded_buffer,
     size_mismatch,
     dtype_mismatch,
     extreme_scalar,

@@ -2,8 +2,9 @@
 // judgement is deliberately conservative: `success` only where the spec leaves no way to fail
 // (and the new payloads fit the pool budget), `failure` only where it names the rejection, and
 // `either` everywhere else, so a symbol without a rule of its own (a new op family) is still
-// held to the universal rules: a non-buffer, foreign or released buffer argument must fail, and
-// nothing may crash, trip a sanitizer, leak, or fail without a message naming the op.
+// held to the universal rules: a non-buffer, foreign or released buffer argument must fail (an
+// encoded one too, for the numerical operations: rejects_encoded), and nothing may crash, trip a
+// sanitizer, leak, or fail without a message naming the op.
 #include "tools/fuzz/call_rules.h"
 
 #include <algorithm>
@@ -583,6 +584,13 @@ void judge_sized_op(const CallPlan& plan, const RuleContext& c, Verdict& v, Judg
 
 }  // namespace
 
+bool rejects_encoded(const FuzzSymbol& symbol) {
+  const char* name = symbol.spec->symbol;
+  return std::strcmp(symbol.spec->table, "symbols-ops.tsv") == 0 &&
+         std::strcmp(name, "torchlean_cuda_buffer_concat1d") != 0 &&
+         std::strcmp(name, "torchlean_cuda_buffer_slice1d") != 0;
+}
+
 void judge(CallPlan& plan, const RuleContext& c) {
   Judgement& j = plan.judgement;
   j = Judgement{};
@@ -592,6 +600,7 @@ void judge(CallPlan& plan, const RuleContext& c) {
 
   // ---- universal rules on buffer parameters (SPEC-runtime 2.2, 2.3, 3) -----------------------
   bool non_buffer = false, foreign = false, released = false, unknown_state = false;
+  bool encoded = false;
   std::vector<const PoolBuffer*> live;
   bool bad_array = false, nat_arrays = false;
   for (size_t k = 0; k < plan.args.size(); ++k) {
@@ -612,6 +621,9 @@ void judge(CallPlan& plan, const RuleContext& c) {
         break;
       case ArgKind::foreign_external:
         foreign = true;
+        break;
+      case ArgKind::encoded_buffer:
+        encoded = true;
         break;
       case ArgKind::released_buffer:
         released = true;
@@ -646,6 +658,13 @@ void judge(CallPlan& plan, const RuleContext& c) {
     v.failure("a released buffer");
   } else if (unknown_state && !tolerates_released(s.rule)) {
     v.either("a buffer whose state an earlier call may have changed");
+  } else if (encoded) {
+    // Only offered to the operations that must refuse it (rejects_encoded).
+    if (rejects_encoded(s)) {
+      v.failure("an encoded buffer where a float32 or float64 buffer is expected");
+    } else {
+      v.either("an encoded buffer");
+    }
   } else {
     decided = false;
   }

@@ -21,6 +21,11 @@ struct RuleContext {
 // Sets plan.judgement.
 void judge(CallPlan& plan, const RuleContext& context);
 
+// True for the numerical operations, which must reject an encoded buffer operand (SPEC-ops 1:
+// every row of symbols-ops.tsv but concat1d and slice1d, the byte copies that take encoded
+// buffers too); the runtime table's symbols may take one (SPEC-runtime 9).
+bool rejects_encoded(const FuzzSymbol& symbol);
+
 // True when `message` is "tlrt: <op>: <detail>" with <op> the symbol's stem, a word-prefix of
 // it (zeros for zeros_io, release for release_then), or the snake_case name of the Lean API
 // that wraps the symbol (device_info for device_name, per lean_decl); otherwise `why` says what

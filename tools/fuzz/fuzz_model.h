@@ -132,6 +132,7 @@ enum class ArgKind : uint8_t {
   unknown_buffer,    // a buffer whose state a call may have changed
   non_buffer,        // a Lean object that is not external (String, FloatArray, structure)
   foreign_external,  // an external object of another class
+  encoded_buffer,    // a live encoded buffer (dtype code 2), a session fixture
   float_array,
   byte_array,
   string,

@@ -120,6 +120,7 @@ FuzzSession::~FuzzSession() {
   for (lean_object* o : fixtures_.non_buffers) lean_dec(o);
   for (lean_object* o : fixtures_.formats) lean_dec(o);
   if (fixtures_.foreign_external != nullptr) lean_dec(fixtures_.foreign_external);
+  if (fixtures_.encoded != nullptr) lean_dec(fixtures_.encoded);
   fixtures_ = Fixtures{};
   if (g_session == this) g_session = nullptr;
 }
@@ -173,6 +174,22 @@ bool FuzzSession::setup() {
   fixtures_.foreign_external = make_foreign_external();
   fixtures_.formats = {make_format_object(8, 23), make_format_object(5, 10),
                        make_format_object(4, 3)};
+  if (abi_.of_encoded_io != nullptr) {
+    // 4 binary16 words (ones), made before the counters' baseline and kept until the end.
+    lean_object* bytes = make_byte_array({0x00, 0x3c, 0x00, 0x3c, 0x00, 0x3c, 0x00, 0x3c});
+    lean_object* r = abi_.of_encoded_io(bytes, fixtures_.formats[1], 2);
+    lean_dec(bytes);
+    if (lean_io_result_is_ok(r)) {
+      fixtures_.encoded = lean_io_result_get_value(r);
+      lean_inc(fixtures_.encoded);
+    } else {
+      std::fprintf(stderr,
+                   "tlrt-fuzz: an encoded buffer could not be made (%s); encoded operands "
+                   "are not generated\n",
+                   decode_io_result(r).message.c_str());
+    }
+    lean_dec(r);
+  }
 
   // A memory cap keeps requests for billions of scalars fast failures instead of minutes of
   // filling memory; it is also what makes IO constructors report resourceExhausted.
