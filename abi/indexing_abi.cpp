@@ -83,8 +83,8 @@ lean_obj_res torchlean_cuda_buffer_scatter_add(b_lean_obj_arg x, b_lean_obj_arg 
   return pure_call([&] {
     tlrt::Buffer& base = live_buffer(x, "scatter_add");
     tlrt::Buffer& v = live_buffer(values, "scatter_add");
-    return box(tlrt::scatter_add_rows(base, v, n, 1, host_indices(indices, k, "scatter_add"),
-                                      "scatter_add"));
+    return box(
+        tlrt::scatter_add(base, v, n, host_indices(indices, k, "scatter_add"), "scatter_add"));
   });
 }
 

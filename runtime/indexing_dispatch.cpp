@@ -113,6 +113,14 @@ std::unique_ptr<Buffer> scatter_add_rows(const Buffer& mat, const Buffer& values
   return out;
 }
 
+std::unique_ptr<Buffer> scatter_add(const Buffer& x, const Buffer& values, uint64_t n,
+                                    const HostIndices& idx, const char* op) {
+  require_compatible(op, {&x, &values}, SameSize::no);
+  require_size(x, "x", "n", n, op);
+  require_size(values, "values", "k", idx.count, op);
+  return scatter_add_rows(x, values, n, 1, idx, op);
+}
+
 std::unique_ptr<Buffer> gather_at(const Buffer& table, uint32_t size, const Buffer& positions,
                                   uint64_t count, const char* op) {
   require_compatible(op, {&table, &positions}, SameSize::no);

@@ -32,9 +32,13 @@ struct HostIndices {
 std::unique_ptr<Buffer> gather_rows(const Buffer& mat, uint64_t rows, uint64_t cols,
                                     const HostIndices& idx, const char* op);
 // (rows, cols): copy of mat with values[r] added to row idx[r] in source order. Requires
-// size(mat) = rows * cols and size(values) = k * cols (k = idx.count). scatter_add is cols = 1.
+// size(mat) = rows * cols and size(values) = k * cols (k = idx.count).
 std::unique_ptr<Buffer> scatter_add_rows(const Buffer& mat, const Buffer& values, uint64_t rows,
                                          uint64_t cols, const HostIndices& idx, const char* op);
+// scatter_add_rows of one column, its sizes checked under scatter_add's own names first:
+// size(x) = n, size(values) = k (k = idx.count).
+std::unique_ptr<Buffer> scatter_add(const Buffer& x, const Buffer& values, uint64_t n,
+                                    const HostIndices& idx, const char* op);
 // count entries table[at_index(p)]. Requires size(table) = size > 0 and size(positions) = count.
 std::unique_ptr<Buffer> gather_at(const Buffer& table, uint32_t size, const Buffer& positions,
                                   uint64_t count, const char* op);

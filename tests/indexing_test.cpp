@@ -571,7 +571,11 @@ TEST_F(IndexingDeathTest, BufferSizesMustMatchTheShapes) {
   EXPECT_EXIT(torchlean_cuda_buffer_scatter_add(zeros(4, 0), zeros(1, 0), 3, nat_list({0}), 1),
               ::testing::ExitedWithCode(1),
               "INTERNAL PANIC: tlrt: scatter_add: buffer size does not match shape "
-              "\\(size\\(mat\\) = 4 but prod\\(\\[rows, cols\\]\\) = 3");
+              "\\(size\\(x\\) = 4 but n = 3\\)");
+  EXPECT_EXIT(torchlean_cuda_buffer_scatter_add(zeros(3, 0), zeros(1, 0), 3, nat_list({0, 2}), 2),
+              ::testing::ExitedWithCode(1),
+              "INTERNAL PANIC: tlrt: scatter_add: buffer size does not match shape "
+              "\\(size\\(values\\) = 1 but k = 2\\)");
   // The buffers are checked before the index list.
   EXPECT_EXIT(torchlean_cuda_buffer_gather_rows(zeros(5, 0), 3, 2, lean_box(0), 1),
               ::testing::ExitedWithCode(1), "buffer size does not match shape");
