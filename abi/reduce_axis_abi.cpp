@@ -8,6 +8,7 @@
 
 #include "abi/boundary.h"
 #include "runtime/reduce_axis_dispatch.h"
+#include "runtime/shape_geometry.h"
 
 using namespace tlrt::abi;
 
@@ -41,12 +42,14 @@ lean_obj_res torchlean_cuda_buffer_reduce_max_by_column(b_lean_obj_arg x, uint32
 }
 
 // x, dims borrowed; result owned: the ordered fold over `axis` (dims without axis), or a copy of
-// the single element for dims = []. dims is decoded before x is looked at, as TorchLean does.
+// the single element for dims = []. dims is decoded and its product checked before x is looked
+// at, as TorchLean does (and as swap_adjacent_at_depth and broadcast_to check their shapes).
 lean_obj_res torchlean_cuda_buffer_reduce_sum_axis(b_lean_obj_arg x, b_lean_obj_arg dims,
                                                    uint32_t axis) {
   return pure_call([&] {
     const char* op = "reduce_sum_axis";
     const tlrt::Dims shape = nat_array(dims, op, "dims");
+    tlrt::shape_size(shape, "dims", op);
     tlrt::Buffer& input = live_buffer(x, op);
     return box(tlrt::reduce_sum_axis(input, shape, axis, op));
   });

@@ -736,6 +736,10 @@ TEST_F(ReduceAxisDeathTest, SumAxisChecks) {
   EXPECT_EXIT(torchlean_cuda_buffer_reduce_sum_axis(released, lean_box(3), 0),
               ::testing::ExitedWithCode(1),
               "INTERNAL PANIC: tlrt: reduce_sum_axis: expected Array Nat dims");
+  // So is its product.
+  EXPECT_EXIT(torchlean_cuda_buffer_reduce_sum_axis(released, nat_list({big, big, 3}), 0),
+              ::testing::ExitedWithCode(1),
+              "INTERNAL PANIC: tlrt: reduce_sum_axis: shape size overflow \\(dims = ");
   lean_dec(released);
 }
 
