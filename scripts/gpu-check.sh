@@ -151,6 +151,11 @@ sanitize() { # sanitize TOOL: the tool over every registered gpu binary, SANITIZ
       say "$(printf '%-36s %s' "$tool $name" "left out by its registration (tests/CMakeLists.txt)")"
       continue
     fi
+    if ! [[ $shards =~ ^[1-9][0-9]*$ ]]; then  # the registry writes N >= 2; anything else is a fault
+      say "$(printf '%-36s %s' "$tool $name" "FAILED: shards=$shards in gpu-binaries.txt is not a count")"
+      FAILED=1
+      continue
+    fi
     # One process per GoogleTest shard (shards=N), each a run of its own among the parallel ones.
     local k run_name run_env
     for ((k = 1; k <= shards; k++)); do

@@ -88,4 +88,9 @@ printf 'slow /fake/slow TLRT_DEVICE=cuda shards=2\n' >>"$work/build/gpu-binaries
 out=$work/slow
 stage "$out" initcheck SANITIZE_ONLY=slow SANITIZE_TIMEOUT=1 && fail "an unfinished run passed"
 line "$out" "^initcheck slow_2_of_2 +rc=124 NOT FINISHED in 1 s"
+# A shard count that is not a count fails the stage instead of running nothing.
+printf 'odd /fake/odd TLRT_DEVICE=cuda shards=two\n' >>"$work/build/gpu-binaries.txt"
+out=$work/odd
+stage "$out" memcheck SANITIZE_ONLY=odd && fail "a malformed shard count passed"
+line "$out" "^memcheck odd +FAILED: shards=two in gpu-binaries.txt is not a count"
 echo "sanitize-stage-check: every promise held"
