@@ -68,12 +68,14 @@ std::unique_ptr<Buffer> gather_rows(const Buffer& mat, uint64_t rows, uint64_t c
   return out;
 }
 
-std::unique_ptr<Buffer> scatter_add_rows(const Buffer& mat, const Buffer& values, uint64_t rows,
-                                         uint64_t cols, const HostIndices& idx, const char* op) {
-  require_compatible(op, {&mat, &values}, SameSize::no);
-  require_shape(mat, "mat", {rows, cols}, "[rows, cols]", op);
+namespace {
+
+// scatter_add_rows after its buffers passed their checks (scatter_add_rows' or scatter_add's own):
+// the index list's check, then the fold.
+std::unique_ptr<Buffer> scatter_rows_checked(const Buffer& mat, const Buffer& values, uint64_t rows,
+                                             uint64_t cols, const HostIndices& idx,
+                                             const char* op) {
   const uint64_t k = idx.count;
-  require_shape(values, "values", {k, cols}, "[k, cols]", op);
   idx.check();
   if (k <= kernels::kParamIndices) {
     // A short list stays in host memory: one kernel, its indices as parameters, no scratch.
@@ -113,12 +115,22 @@ std::unique_ptr<Buffer> scatter_add_rows(const Buffer& mat, const Buffer& values
   return out;
 }
 
+}  // namespace
+
+std::unique_ptr<Buffer> scatter_add_rows(const Buffer& mat, const Buffer& values, uint64_t rows,
+                                         uint64_t cols, const HostIndices& idx, const char* op) {
+  require_compatible(op, {&mat, &values}, SameSize::no);
+  require_shape(mat, "mat", {rows, cols}, "[rows, cols]", op);
+  require_shape(values, "values", {idx.count, cols}, "[k, cols]", op);
+  return scatter_rows_checked(mat, values, rows, cols, idx, op);
+}
+
 std::unique_ptr<Buffer> scatter_add(const Buffer& x, const Buffer& values, uint64_t n,
                                     const HostIndices& idx, const char* op) {
   require_compatible(op, {&x, &values}, SameSize::no);
   require_size(x, "x", "n", n, op);
   require_size(values, "values", "k", idx.count, op);
-  return scatter_add_rows(x, values, n, 1, idx, op);
+  return scatter_rows_checked(x, values, n, 1, idx, op);
 }
 
 std::unique_ptr<Buffer> gather_at(const Buffer& table, uint32_t size, const Buffer& positions,
