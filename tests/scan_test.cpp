@@ -565,7 +565,10 @@ TEST_F(Scan, SlabScheduleEdgesStayWithinTheBoundAndRepeatFloat64) {
 // float64 64 (K 8). The shapes put T at one and two chunks exactly and one step past them, for
 // each of those lengths, with a partial last tile of channels: at 129 to 133 channels (5 tiles,
 // the look-back window of 16 but in the variable backward) and at 291 (10 tiles, the window of
-// 8). Every result within the bound, and the same bits over ten runs on the device.
+// 8). In float32 the constant backward takes the split schedule at all of them but T 9216 and
+// 9217 x S 133 (72 chunks of 5 tiles); T 8192 and 8193 x S 100 (4 tiles) put its carries' chain
+// at one round of 64 chunk maps and one chunk past it. Every result within the bound, and the
+// same bits over ten runs on the device.
 template <class T>
 void chunk_edges(uint32_t seed) {
   fast_shapes_within_bound<T>({{64, 130},
@@ -583,7 +586,9 @@ void chunk_edges(uint32_t seed) {
                                {96, 291},
                                {97, 291},
                                {256, 291},
-                               {257, 291}},
+                               {257, 291},
+                               {8192, 100},
+                               {8193, 100}},
                               seed, cuda_requested() ? 10 : 1);
 }
 
@@ -639,7 +644,8 @@ TEST_F(Scan, RowsScheduleEdgesStayWithinTheBoundAndRepeatFloat64) {
 // chunk's carry-in composed from the published maps of fixed groups of earlier chunks (at 100
 // channels the forwards' only), and at 100 channels (the backwards) and 160 the chunked
 // schedule's tiles of 256 to 1024 chunks, each chunk's carry-in resolved by the look-back over
-// its nearest predecessors, wherever in that window the first inclusive value appears. Every
+// its nearest predecessors, wherever in that window the first inclusive value appears (the
+// float32 constant backward at 100 channels: the split schedule's 512 chunks a tile). Every
 // result within the bound, and the same bits over ten runs on the device (what a block finds
 // published varies run to run, the maps it applies do not).
 template <class T>
@@ -679,7 +685,8 @@ TEST_F(Scan, ResidentScheduleEdgesStayWithinTheBoundAndRepeatFloat64) {
 // T 8192 take the resident schedule (several marked channels in one block, S not a multiple of
 // its channel count) in the constant forward; at most 64 channels take the rows schedule
 // otherwise (T 20000 x S 20 every op; T 9000 x S 70 the forwards), more the chunked one (T 9000
-// x S 70 the backwards, T 9000 x S 130 every op); T 64 x S 20000 has enough channels that the
+// x S 70 the backwards, the float32 constant one on its split schedule; T 9000 x S 130 every
+// op); T 64 x S 20000 has enough channels that the
 // launcher may take the exact schedule for the whole call; T 5000 x S 520 takes the slab schedule
 // in the float32 constant forward (marks in the first block of 16 channels and in the last,
 // partial one).

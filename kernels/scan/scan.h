@@ -17,7 +17,9 @@
 //    block holds whole sequences of a few channels on chip; neither needs workspace); for up to
 //    scan_rows_max_state channels (128 in the forwards, 64 in the backwards), rows (blocks of
 //    contiguous rows, carries from fixed groups of chunk maps); otherwise single-pass chunked
-//    (decoupled look-back between chunks).
+//    (decoupled look-back between chunks), or, for the float32 constant backward with few tiles
+//    of 32 channels, the same chunks split into three launches (the chunk maps, their serial
+//    chain, the steps) with the same bits.
 // Extents arrive validated (T, S > 0: empty cases are handled by the dispatch).
 #pragma once
 
