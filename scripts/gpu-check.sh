@@ -124,6 +124,9 @@ sanitize_one() { # sanitize_one TOOL NAME BIN FILTER ENV...: one binary under on
 }
 
 sanitize() { # sanitize TOOL: the tool over every registered gpu binary, SANITIZE_JOBS at a time
+  # The registry's words (GoogleTest patterns among them) are split but never globbed.
+  local -
+  set -f
   local tool=$1
   local filter=$SANITIZER_FILTER
   local jobs=${SANITIZE_JOBS:-8} names=()
