@@ -985,16 +985,16 @@ __global__ void __launch_bounds__(kFastThreads, kStagedForwardBlocks)
   finish_forward_chunk<T, K, P>(in, out, w, s_a, s_b, place, ca, cb, redo, av, bv);
 }
 
-// Backward in reverse time: position u = T-1-t; coefficient an_u = A_{t+1} (0 at u = 0), bias
-// dY_t, carry +0.
-template <class T, bool Var, int K, int P>
-__global__ void __launch_bounds__(kFastThreads)
-    scan_bwd_fast(ScanOperands<T> in, const T* __restrict__ out, const T* __restrict__ dy,
-                  ScanGradients<T> grad, FastWork<T> w) {
-  __shared__ T s_a[kSegments][kTileChannels];
-  __shared__ T s_b[kSegments][kTileChannels];
-  const uint64_t ticket = take_ticket(w.ticket);
-  const uint64_t tile = ticket % w.tiles, chunk = ticket / w.tiles;
+// One chunk of the backward (scan_bwd_fast, scan_bwd_split) in reverse time: position u = T-1-t;
+// coefficient an_u = A_{t+1} (0 at u = 0), bias dY_t, carry +0. `before` runs once the segment
+// maps are in shared memory, before the barrier that publishes them; `carry(seg, lane)` is then
+// called by every thread and returns the chunk's carry-in.
+template <class T, bool Var, int K, class Before, class Carry>
+TLRT_DEVICE_INLINE void bwd_chunk(const ScanOperands<T>& in, const T* __restrict__ out,
+                                  const T* __restrict__ dy, const ScanGradients<T>& grad,
+                                  const WorkPointers<T>& w, uint64_t tile, uint64_t chunk,
+                                  T (*s_a)[kTileChannels], T (*s_b)[kTileChannels], Before before,
+                                  Carry carry) {
   const int lane = threadIdx.x % kTileChannels, seg = threadIdx.x / kTileChannels;
   const uint64_t S = in.state, steps = in.steps;
   const uint64_t c = tile * kTileChannels + lane;
@@ -1048,10 +1048,9 @@ __global__ void __launch_bounds__(kFastThreads)
   bool redo = compose_steps<T, K>(an, dv, ca, cb, false);
   s_a[seg][lane] = ca;
   s_b[seg][lane] = cb;
+  before();
   __syncthreads();
-  T ga = T(1), gb = T(0);
-  if (seg == 0) compose_segments<T>(s_a, s_b, kSegments, lane, ga, gb);
-  T g = resolve_carry<T, P>(w, tile, chunk, seg, lane, ga, gb, T(0));
+  T g = carry(seg, lane);
   T pa, pb;
   if (compose_segments<T>(s_a, s_b, seg, lane, pa, pb)) g = step(pa, g, pb);
   T sum_a = T(0), sum_b = T(0);
@@ -1099,6 +1098,24 @@ __global__ void __launch_bounds__(kFastThreads)
       w.part_db[chunk * S + c] = pb_sum;
     }
   }
+}
+
+// The chunked backward: a block's chunk and tile from its ticket, the carry-in by look-back.
+template <class T, bool Var, int K, int P>
+__global__ void __launch_bounds__(kFastThreads)
+    scan_bwd_fast(ScanOperands<T> in, const T* __restrict__ out, const T* __restrict__ dy,
+                  ScanGradients<T> grad, FastWork<T> w) {
+  __shared__ T s_a[kSegments][kTileChannels];
+  __shared__ T s_b[kSegments][kTileChannels];
+  const uint64_t ticket = take_ticket(w.ticket);
+  const uint64_t tile = ticket % w.tiles, chunk = ticket / w.tiles;
+  bwd_chunk<T, Var, K>(
+      in, out, dy, grad, w, tile, chunk, s_a, s_b, [] {},
+      [&](int seg, int lane) {
+        T ga = T(1), gb = T(0);
+        if (seg == 0) compose_segments<T>(s_a, s_b, kSegments, lane, ga, gb);
+        return resolve_carry<T, P>(w, tile, chunk, seg, lane, ga, gb, T(0));
+      });
 }
 
 // The channels a chunked launch marked, on the literal recurrence, one thread per channel on the
@@ -1323,8 +1340,9 @@ __global__ void __launch_bounds__(kFastThreads) scan_carries(FastWork<T> w) {
   }
 }
 
-// One (chunk, tile) slot a block (blockIdx.x = chunk * tiles + tile): scan_bwd_fast's constant
-// variant with the carry-in of scan_carries.
+// One (chunk, tile) slot a block (blockIdx.x = chunk * tiles + tile): the constant backward's
+// chunk with the carry-in of scan_carries. The block loads its operands (none of which the maps
+// and carries kernels write) before it waits for them.
 template <class T, int K>
 __global__ void __launch_bounds__(kFastThreads)
     scan_bwd_split(ScanOperands<T> in, const T* __restrict__ out, const T* __restrict__ dy,
@@ -1332,83 +1350,17 @@ __global__ void __launch_bounds__(kFastThreads)
   __shared__ T s_a[kSegments][kTileChannels];
   __shared__ T s_b[kSegments][kTileChannels];
   const uint64_t slot = blockIdx.x;
-  const uint64_t tile = slot % w.tiles, chunk = slot / w.tiles;
-  const int lane = threadIdx.x % kTileChannels, seg = threadIdx.x / kTileChannels;
-  const uint64_t S = in.state, steps = in.steps;
-  const uint64_t c = tile * kTileChannels + lane;
-  const bool live = c < S;
-  const uint64_t u0 =
-      chunk * (static_cast<uint64_t>(kSegments) * K) + static_cast<uint64_t>(seg) * K;
-  // The operands (none of which the maps kernel writes) before the wait for the maps.
-  const T ac = live ? load(in.a + c) : T(1);
-  const T bc = live ? load(in.b + c) : T(0);
-  T dv[K], hp[K], xv[K];
-#pragma unroll
-  for (int k = 0; k < K; ++k) {
-    const uint64_t u = u0 + k;
-    if (live && u < steps) {
-      const uint64_t t = steps - 1 - u;
-      const uint64_t i = t * S + c;
-      dv[k] = load(dy + i);
-      hp[k] = t == 0 ? load(in.h0 + c) : load(out + (i - S));
-      xv[k] = load(in.x + i);
-    } else {
-      dv[k] = hp[k] = xv[k] = T(0);
-    }
-  }
-  auto an = [&](int k) -> T {
-    const uint64_t u = u0 + k;
-    return live && u < steps ? (u == 0 ? T(0) : ac) : T(1);
-  };
-  T ca, cb;
-  bool redo = compose_steps<T, K>(an, dv, ca, cb, false);
-  s_a[seg][lane] = ca;
-  s_b[seg][lane] = cb;
-  wait_prior_grid();   // the carries (and, before them, the maps and the cleared marks)
-  allow_dependents();  // fold_chunks, which waits for this grid's completion
-  __syncthreads();     // the segment maps are in shared memory
-  // L2-only load: this grid's blocks may have been resident while the carries were written.
-  T g = __ldcg(map_values<T>(w.inclusive) +
-               (static_cast<size_t>(chunk * w.tiles + tile) * kTileChannels + lane));
-  T pa, pb;
-  if (compose_segments<T>(s_a, s_b, seg, lane, pa, pb)) g = step(pa, g, pb);
-  T sum_a = T(0), sum_b = T(0);
-#pragma unroll
-  for (int k = 0; k < K; ++k) {
-    const uint64_t u = u0 + k;
-    if (live && u < steps) {
-      const uint64_t t = steps - 1 - u;
-      const uint64_t i = t * S + c;
-      g = step(an(k), g, dv[k]);
-      const T da = mul_rn(g, hp[k]);
-      const T db = mul_rn(g, xv[k]);
-      const T dx = mul_rn(g, bc);
-      grad.dx[i] = dx;
-      sum_a = add_rn(sum_a, da);
-      sum_b = add_rn(sum_b, db);
-      redo = redo || !isfinite(g) || !isfinite(da) || !isfinite(db) || !isfinite(dx);
-      if (t == 0) {
-        const T dh0 = mul_rn(g, ac);
-        grad.dh0[c] = dh0;
-        redo = redo || !(fabs(ac) <= T(1)) || !isfinite(dh0);
-      }
-    }
-  }
-  if (live && redo) w.redo[c] = kRedoMarked;
-  // The chunk's partial sums, segments in reverse time order (as scan_bwd_fast).
-  __syncthreads();  // every thread has read s_a / s_b
-  s_a[seg][lane] = sum_a;
-  s_b[seg][lane] = sum_b;
-  __syncthreads();
-  if (seg == 0 && live) {
-    T pa_sum = T(0), pb_sum = T(0);
-    for (int q = 0; q < kSegments; ++q) {
-      pa_sum = add_rn(pa_sum, s_a[q][lane]);
-      pb_sum = add_rn(pb_sum, s_b[q][lane]);
-    }
-    w.part_da[chunk * S + c] = pa_sum;
-    w.part_db[chunk * S + c] = pb_sum;
-  }
+  bwd_chunk<T, false, K>(
+      in, out, dy, grad, w, slot % w.tiles, slot / w.tiles, s_a, s_b,
+      [] {
+        wait_prior_grid();   // the carries (and, before them, the maps and the cleared marks)
+        allow_dependents();  // fold_chunks, which waits for this grid's completion
+      },
+      [&](int, int lane) {
+        // L2-only load: this grid's blocks may have been resident while the carries were
+        // written.
+        return __ldcg(map_values<T>(w.inclusive) + (slot * kTileChannels + lane));
+      });
 }
 
 // ---------------------------------------------------------------------------------------------
