@@ -1310,6 +1310,9 @@ __global__ void __launch_bounds__(kFastThreads) scan_carries(FastWork<T> w) {
         const size_t v = static_cast<size_t>(chunk * w.tiles + tile) * kTileChannels + lane;
         va[j] = __ldcg(agg_a + v);
         vb[j] = __ldcg(agg_b + v);
+      } else {  // past the last chunk (never applied): the identity
+        va[j] = T(1);
+        vb[j] = T(0);
       }
     }
   };
