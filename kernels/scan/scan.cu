@@ -1238,7 +1238,7 @@ TLRT_DEVICE_INLINE T* map_values(typename LookBits<T>::U* slots) {
 template <class T, int K>
 __global__ void __launch_bounds__(kFastThreads)
     scan_bwd_maps(ScanOperands<T> in, const T* __restrict__ dy, FastWork<T> w) {
-  allow_dependents();  // scan_bwd_split's blocks load their operands meanwhile
+  allow_dependents();  // scan_carries, and behind it scan_bwd_split, may start their blocks
   __shared__ T s_a[kSegments][kTileChannels];
   __shared__ T s_b[kSegments][kTileChannels];
   const int lane = threadIdx.x % kTileChannels, seg = threadIdx.x / kTileChannels;
@@ -2355,10 +2355,15 @@ __global__ void __launch_bounds__(kThreads) clear_work_words(uint4* p, uint64_t 
 
 // The workspace from `cleared` on to all-ones bytes (both ends are multiples of 256 bytes from a
 // 16-byte aligned workspace).
-void clear_work(const WorkLayout& p, void* workspace, CUstream_st* stream, const char* op) {
+// Every schedule with a workspace asks for 16-byte alignment (clear_work's stores need it).
+void check_workspace(const void* workspace, const char* op) {
   if (!aligned16(workspace)) {
     fail(ErrorKind::invalid_argument, op, "the scan workspace is not 16-byte aligned");
   }
+}
+
+void clear_work(const WorkLayout& p, void* workspace, CUstream_st* stream, const char* op) {
+  check_workspace(workspace, op);
   const uint64_t words = (p.bytes - p.cleared) / 16;
   clear_work_words<<<grid_for(words, kThreads, 1024), kThreads, 0, stream>>>(
       reinterpret_cast<uint4*>(static_cast<char*>(workspace) + p.cleared), words);
@@ -2420,6 +2425,7 @@ void launch_split(const ScanOperands<T>& in, const T* saved_h, const T* dy,
                   const ScanGradients<T>& grad, const FastPlan& p, void* workspace, dim3 grid,
                   dim3 exact_blocks, CUstream_st* stream, const char* op) {
   constexpr int K = fast_steps_per_thread(sizeof(T), ScanPass::backward);
+  check_workspace(workspace, op);
   const FastWork<T> w = fast_work<T>(p, workspace);
   const uint64_t sms = current_sm_count(op);
   const dim3 maps_grid =
