@@ -145,9 +145,10 @@ void selective_scan_bwd_ref(const ScanOperands<T>& in, const T* out, const T* dy
 // expected to be the faster one (enough channels to fill the current device: a rule on T, S and
 // the SM count), and recomputes on the literal recurrence, inside the same launches, the
 // channels the fast schedule marks (inputs outside its preconditions, non-finite results).
-// `workspace` is device memory of the size the matching
-// *_workspace_bytes function returns for the same operands and schedule on the current device
-// (null when that is 0); nothing in it needs to be initialised by the caller.
+// `workspace` is 16-byte aligned device memory of the size the matching *_workspace_bytes
+// function returns for the same operands and schedule on the current device (null when that is
+// 0; a misaligned one makes the launcher throw invalid_argument); nothing in it needs to be
+// initialised by the caller.
 size_t selective_scan_fwd_workspace_bytes(uint64_t steps, uint64_t state, size_t element_bytes,
                                           bool variable, bool exact);
 size_t selective_scan_bwd_workspace_bytes(uint64_t steps, uint64_t state, size_t element_bytes,
