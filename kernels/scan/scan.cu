@@ -985,6 +985,14 @@ __global__ void __launch_bounds__(kFastThreads, kStagedForwardBlocks)
   finish_forward_chunk<T, K, P>(in, out, w, s_a, s_b, place, ca, cb, redo, av, bv);
 }
 
+// The constant backward's coefficient at reverse position u: A_{t+1} (ac), 0 at u = 0 (so that g
+// starts as fl(+0 + dY)), and the identity 1 past the sequence or on a channel past S. The chunked,
+// split and maps kernels all take it from here, so their maps agree bit for bit.
+template <class T>
+TLRT_DEVICE_INLINE T constant_bwd_coefficient(bool live, uint64_t u, uint64_t steps, T ac) {
+  return live && u < steps ? (u == 0 ? T(0) : ac) : T(1);
+}
+
 // One chunk of the backward (scan_bwd_fast, scan_bwd_split) in reverse time: position u = T-1-t;
 // coefficient an_u = A_{t+1} (0 at u = 0), bias dY_t, carry +0. `before` runs once the segment
 // maps are in shared memory, before the barrier that publishes them; `carry(seg, lane)` is then
@@ -1030,8 +1038,7 @@ TLRT_DEVICE_INLINE void bwd_chunk(const ScanOperands<T>& in, const T* __restrict
     if constexpr (Var) {
       return an_[k];
     } else {
-      const uint64_t u = u0 + k;
-      return live && u < steps ? (u == 0 ? T(0) : ac) : T(1);
+      return constant_bwd_coefficient(live, u0 + k, steps, ac);
     }
   };
   auto bv = [&](int k) -> T {  // read on steps inside the sequence only
@@ -1258,10 +1265,7 @@ __global__ void __launch_bounds__(kFastThreads)
       const uint64_t u = u0 + k;
       dv[k] = live && u < steps ? load(dy + ((steps - 1 - u) * S + c)) : T(0);
     }
-    auto an = [&](int k) -> T {
-      const uint64_t u = u0 + k;
-      return live && u < steps ? (u == 0 ? T(0) : ac) : T(1);
-    };
+    auto an = [&](int k) -> T { return constant_bwd_coefficient(live, u0 + k, steps, ac); };
     T ca, cb;
     compose_steps<T, K>(an, dv, ca, cb, false);
     s_a[seg][lane] = ca;
@@ -2353,15 +2357,16 @@ __global__ void __launch_bounds__(kThreads) clear_work_words(uint4* p, uint64_t 
   }
 }
 
-// The workspace from `cleared` on to all-ones bytes (both ends are multiples of 256 bytes from a
-// 16-byte aligned workspace).
-// Every schedule with a workspace asks for 16-byte alignment (clear_work's stores need it).
+// A scan workspace must be 16-byte aligned (scan.h); the chunked and rows calls check it in
+// clear_work, whose 16-byte stores need it, and the split calls, which clear nothing, here.
 void check_workspace(const void* workspace, const char* op) {
   if (!aligned16(workspace)) {
     fail(ErrorKind::invalid_argument, op, "the scan workspace is not 16-byte aligned");
   }
 }
 
+// The workspace from `cleared` on to all-ones bytes (both ends are multiples of 256 bytes from a
+// 16-byte aligned workspace).
 void clear_work(const WorkLayout& p, void* workspace, CUstream_st* stream, const char* op) {
   check_workspace(workspace, op);
   const uint64_t words = (p.bytes - p.cleared) / 16;
@@ -2570,10 +2575,10 @@ void selective_scan_fwd_cuda(const ScanOperands<T>& in, T* out, bool exact, void
     return;
   }
   const FastPlan p = fast_plan(in.steps, in.state, sizeof(T), v);
-  const dim3 grid = fast_grid(p, op);
-  const dim3 exact_blocks = exact_grid(in.state, op);
   clear_work(p, workspace, stream, op);
   const FastWork<T> w = fast_work<T>(p, workspace);
+  const dim3 grid = fast_grid(p, op);
+  const dim3 exact_blocks = exact_grid(in.state, op);
   with_polls(p.polls, [&](auto polls) {
     if (in.variable) {
       launch_chunked_forward<T, true, polls()>(in, out, w, grid, exact_blocks, stream, op);
