@@ -2,8 +2,8 @@
 #
 #   tlrt_cpu_test(NAME SOURCES ... [LINK ...] [ENV ...] [ARGS ...])
 #       a GoogleTest binary NAME_test run once, label cpu (runs anywhere, CI).
-#   tlrt_gpu_test(NAME SOURCES ... [LINK ...] [SHARDS N] [SANITIZER_SHARDS N]
-#                 [SANITIZER_LEAVE_OUT TOOL=PATTERN ...])          (only in builds with CUDA)
+#   tlrt_gpu_test(NAME SOURCES ... [LINK ...] [SHARDS N] [SANITIZER_ENV VAR=VALUE ...]
+#                 [SANITIZER_SHARDS N] [SANITIZER_LEAVE_OUT TOOL=PATTERN ...])  (only with CUDA)
 #       a binary NAME_test that needs a device, label gpu; it skips visibly without one. With
 #       SHARDS N (N >= 2), instead of one entry NAME, the entries NAME_1_of_N ... NAME_N_of_N, each
 #       running GoogleTest's shard of the sub-tests (GTEST_TOTAL_SHARDS, GTEST_SHARD_INDEX), so
@@ -13,11 +13,11 @@
 #   tlrt_abi_suite(NAME SOURCES ... [LINK ...] [SANITIZER_ENV VAR=VALUE ...]
 #                  [SANITIZER_SKIP TOOL ...] [SANITIZER_SHARDS N] [SANITIZER_LEAVE_OUT TOOL=PATTERN ...])
 #       a suite through the Lean ABI (libtlrt + the Lean runtime double), run twice: NAME_reference
-#       (TLRT_DEVICE=cpu, label cpu) and NAME_cuda (TLRT_DEVICE=cuda, label gpu). SANITIZER_ENV is
-#       set for its runs under the compute-sanitizer tools only; SANITIZER_SKIP names the tools
-#       (memcheck, racecheck, initcheck, synccheck) that leave it out, each with its reason in a
-#       comment at the registration.
-#   For both kinds of gpu binary: SANITIZER_SHARDS N (N >= 2) runs the binary under each
+#       (TLRT_DEVICE=cpu, label cpu) and NAME_cuda (TLRT_DEVICE=cuda, label gpu). SANITIZER_SKIP
+#       names the tools (memcheck, racecheck, initcheck, synccheck) that leave it out, each with
+#       its reason in a comment at the registration.
+#   For both kinds of gpu binary: SANITIZER_ENV VAR=VALUE is set for its runs under the
+#   compute-sanitizer tools only (TLRT_TEST_RUNS=N: tests/support/repeat_runs.h). SANITIZER_SHARDS N (N >= 2) runs the binary under each
 #   compute-sanitizer tool as N processes, GoogleTest's shards 1..N of its sub-tests, reported as
 #   NAME_1_of_N ... NAME_N_of_N, so that a suite too long for one run under a tool is split over the
 #   stage's parallel runs. SANITIZER_LEAVE_OUT TOOL=PATTERN leaves the sub-tests matching the
@@ -111,18 +111,21 @@ function(tlrt_gpu_test name)
   if(NOT TLRT_HAVE_CUDA)
     return()
   endif()
-  cmake_parse_arguments(T "" "SHARDS;SANITIZER_SHARDS" "SOURCES;LINK;SANITIZER_LEAVE_OUT" ${ARGN})
+  cmake_parse_arguments(T "" "SHARDS;SANITIZER_SHARDS" "SOURCES;LINK;SANITIZER_ENV;SANITIZER_LEAVE_OUT"
+                        ${ARGN})
+  tlrt__require_words(${name} SANITIZER_ENV "^[A-Za-z_][A-Za-z0-9_]*=[^ ]*$"
+                      "is not VAR=VALUE without spaces" ${T_SANITIZER_ENV})
   tlrt__add_binary(${name} THREADSAFE_DEATH SOURCES ${T_SOURCES} LINK ${T_LINK} CUDA::cudart)
   tlrt__add_entries(${name} gpu "${T_SHARDS}" "")
-  tlrt__record_gpu(${name} "TLRT_DEVICE=cuda" "" "${T_SANITIZER_SHARDS}"
-                   "${T_SANITIZER_LEAVE_OUT}")
+  set(env TLRT_DEVICE=cuda ${T_SANITIZER_ENV})
+  tlrt__record_gpu(${name} "${env}" "" "${T_SANITIZER_SHARDS}" "${T_SANITIZER_LEAVE_OUT}")
 endfunction()
 
 # Stops the configure step at the first word after WHY that does not match REGEX.
 function(tlrt__require_words name what regex why)
   foreach(word ${ARGN})
     if(NOT word MATCHES "${regex}")
-      message(FATAL_ERROR "tlrt_abi_suite(${name}): ${what} ${word} ${why}")
+      message(FATAL_ERROR "${name}: ${what} ${word} ${why}")
     endif()
   endforeach()
 endfunction()

@@ -27,6 +27,7 @@
 #include "runtime/transfer.h"
 #include "tests/support/cuda_suite.h"
 #include "tests/support/gpu_test_support.h"
+#include "tests/support/repeat_runs.h"
 
 namespace {
 
@@ -163,7 +164,7 @@ void ten_runs_identical(const Extents& e, int seed_a, int seed_b) {
     auto db = upload<T>(Backend::cuda, random_values<T>(e.batch * e.n * e.p, seed_b + flags));
     const std::vector<T> first =
         download<T>(*tlrt::bmm(*da, *db, e.batch, e.m, e.n, e.p, ta, tb, "test"));
-    for (int run = 1; run < 10; ++run) {
+    for (int run = 1; run < test_runs::repeat_runs(10); ++run) {
       const std::vector<T> again =
           download<T>(*tlrt::bmm(*da, *db, e.batch, e.m, e.n, e.p, ta, tb, "test"));
       ASSERT_EQ(0, std::memcmp(first.data(), again.data(), first.size() * sizeof(T)))

@@ -24,6 +24,7 @@
 
 #include "abi_test_support.h"
 #include "kernels/scan/scan_bound.h"
+#include "tests/support/repeat_runs.h"
 
 using namespace abi_test;
 
@@ -527,7 +528,7 @@ void resident_edges(uint32_t seed) {
                                {8192, 5},
                                {8193, 3},
                                {1000, 5000}},
-                              seed, cuda_requested() ? 10 : 1);
+                              seed, cuda_requested() ? test_runs::repeat_runs(10) : 1);
 }
 
 // The forwards' slab schedule (float32, setting off, S a multiple of 4, T from 2048 to the
@@ -548,7 +549,7 @@ void slab_edges(uint32_t seed) {
                                {4097, 516},
                                {5000, 514},
                                {8192, 520}},
-                              seed, cuda_requested() ? 10 : 1);
+                              seed, cuda_requested() ? test_runs::repeat_runs(10) : 1);
 }
 
 TEST_F(Scan, SlabScheduleEdgesStayWithinTheBoundAndRepeatFloat32) {
@@ -589,7 +590,7 @@ void chunk_edges(uint32_t seed) {
                                {257, 291},
                                {8192, 100},
                                {8193, 100}},
-                              seed, cuda_requested() ? 10 : 1);
+                              seed, cuda_requested() ? test_runs::repeat_runs(10) : 1);
 }
 
 // The rows schedule (at most 64 channels; 128 in the forwards) at its edges (setting off): a
@@ -629,7 +630,7 @@ void rows_edges(uint32_t seed) {
                                {40 * k + 3, 65},
                                {2000, 100},
                                {777, 127}},
-                              seed, cuda_requested() ? 10 : 1);
+                              seed, cuda_requested() ? test_runs::repeat_runs(10) : 1);
 }
 
 TEST_F(Scan, RowsScheduleEdgesStayWithinTheBoundAndRepeatFloat32) {
@@ -652,7 +653,7 @@ template <class T>
 void long_sequences(uint32_t seed) {
   fast_shapes_within_bound<T>(
       {{1u << 20, 1}, {300001, 5}, {1u << 17, 40}, {1u << 16, 100}, {1u << 16, 160}}, seed,
-      cuda_requested() ? 10 : 1);
+      cuda_requested() ? test_runs::repeat_runs(10) : 1);
 }
 
 TEST_F(Scan, LongSequencesOfFewChannelsStayWithinTheBoundAndRepeatFloat32) {
@@ -789,7 +790,7 @@ TEST_F(Scan, TenRunsGiveTheSameBitsInBothModes) {
       Handles h = upload(p);
       const std::vector<float> first = device_fwd(p, h);
       const Grads<float> first_g = device_bwd(p, h);
-      for (int run = 1; run < 10; ++run) {
+      for (int run = 1; run < test_runs::repeat_runs(10); ++run) {
         expect_same(device_fwd(p, h), first, "fwd run " + std::to_string(run));
         expect_same(device_bwd(p, h), first_g, "bwd run " + std::to_string(run));
       }

@@ -20,6 +20,7 @@ bin=""
 for a in "$@"; do case $a in /fake/*) bin=${a#/fake/} ;; esac; done
 echo "args: $*"
 echo "shard: ${GTEST_TOTAL_SHARDS:-none}/${GTEST_SHARD_INDEX:-none}"
+echo "runs: ${TLRT_TEST_RUNS:-unset}"
 case $bin in
 bad) echo "========= ERROR SUMMARY: 1 error"; exit 99 ;;
 slow) sleep 5 ;;
@@ -29,7 +30,7 @@ EOF
 chmod +x "$work/bin/"*
 cat >"$work/build/gpu-binaries.txt" <<'EOF'
 plain /fake/plain TLRT_DEVICE=cuda
-split /fake/split TLRT_DEVICE=cuda shards=3
+split /fake/split TLRT_DEVICE=cuda TLRT_TEST_RUNS=2 shards=3
 part /fake/part TLRT_DEVICE=cuda leave=racecheck=Part.Threads leave=memcheck=Part*.Other
 skipped /fake/skipped TLRT_DEVICE=cuda skip=racecheck
 EOF
@@ -52,7 +53,7 @@ no_line() {
 }
 
 # racecheck: shards expand into one run each, leave= words narrow that tool's filter only, skip=
-# leaves the binary out; every run passes, so the stage does.
+# leaves the binary out, VAR=VALUE words set the environment; every run passes, so the stage does.
 out=$work/race
 stage "$out" racecheck || fail "racecheck stage failed: $(cat "$out/summary.txt")"
 for k in 1 2 3; do line "$out" "^racecheck split_${k}_of_3 +rc=0 "; done
@@ -65,6 +66,10 @@ line "$out" "^racecheck skipped +left out by its registration"
 grep -q "shard: 3/2" "$out/gpu-check.log" || fail "the third shard did not run as index 2 of 3"
 [ "$(grep -c "shard: none/none" "$out/gpu-check.log")" -eq 2 ] ||
   fail "unsharded runs saw shard variables"
+# A registration's VAR=VALUE words reach its runs' environment, every shard's, and no other run's.
+[ "$(grep -c "runs: 2" "$out/gpu-check.log")" -eq 3 ] || fail "a shard run lacked TLRT_TEST_RUNS=2"
+[ "$(grep -c "runs: unset" "$out/gpu-check.log")" -eq 2 ] ||
+  fail "TLRT_TEST_RUNS reached a run not registered with it"
 grep -Eq -- "--gtest_filter=-[^ ]*:Part\.Threads( |$)" "$out/gpu-check.log" ||
   fail "the left-out sub-test is not in racecheck's filter"
 # The results come in the registry's order whatever order the runs end in.
