@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <string>
 
 namespace {
 
@@ -39,10 +40,21 @@ TEST(RepeatRuns, NeverRaisesTheRuns) {
   EXPECT_EXIT(exit_with_runs("10", 10), testing::ExitedWithCode(10), "^$");
 }
 
+// `text` as a POSIX extended regular expression that matches it literally.
+std::string literal(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    if (std::string(".[]{}()\\*+?|^$").find(c) != std::string::npos) out += '\\';
+    out += c;
+  }
+  return out;
+}
+
 TEST(RepeatRuns, AnythingButACountFromTwoStopsWithItsValue) {
-  for (const char* bad : {"", "1", "0", "-2", "2x", " 2", "x", "1000001", "99999999999999999999"}) {
+  for (const char* bad :
+       {"", "1", "0", "-2", "+2", "2x", " 2", "0x10", "x", "1000001", "99999999999999999999"}) {
     EXPECT_EXIT(exit_with_runs(bad, 10), testing::ExitedWithCode(2),
-                std::string("TLRT_TEST_RUNS=") + bad +
+                "TLRT_TEST_RUNS=" + literal(bad) +
                     ": a repeatability check needs a whole number of runs from 2 to 1000000")
         << "value \"" << bad << "\"";
   }

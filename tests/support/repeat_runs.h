@@ -4,16 +4,13 @@
 // compute-sanitizer tools only (tests/CMakeLists.txt says which and why): a tool checks the
 // accesses of each launch, which the later runs of a check repeat, and the test stage (`ctest -L
 // gpu`) makes every run asked for. The first lowered check of a process says so on stderr; a value
-// that is not such a number stops the process with a message naming it. Binaries that include
-// this link tlrt_common.
+// that is not such a number stops the process with a message naming it.
 #pragma once
 
 #include <atomic>
-#include <cstdint>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
-
-#include "common/cli_values.h"
 
 namespace test_runs {
 
@@ -21,8 +18,11 @@ namespace test_runs {
 inline int lowered_runs_from_environment() {
   const char* text = std::getenv("TLRT_TEST_RUNS");
   if (text == nullptr) return 0;
-  uint64_t n = 0;
-  if (!tlrt::parse_whole_number(text, &n) || n < 2 || n > 1000000) {
+  // Decimal digits only, the whole value: no sign, space, prefix or trailing character.
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long long n = std::strtoull(text, &end, 10);
+  if (!(text[0] >= '0' && text[0] <= '9') || *end != '\0' || errno != 0 || n < 2 || n > 1000000) {
     std::fprintf(stderr,
                  "TLRT_TEST_RUNS=%s: a repeatability check needs a whole number of runs from 2 "
                  "to 1000000\n",
