@@ -17,12 +17,12 @@
 #       names the tools (memcheck, racecheck, initcheck, synccheck) that leave it out, each with
 #       its reason in a comment at the registration.
 #   For both kinds of gpu binary: SANITIZER_ENV VAR=VALUE is set for its runs under the
-#   compute-sanitizer tools only (TLRT_TEST_RUNS=N: tests/support/repeat_runs.h). SANITIZER_SHARDS N (N >= 2) runs the binary under each
-#   compute-sanitizer tool as N processes, GoogleTest's shards 1..N of its sub-tests, reported as
-#   NAME_1_of_N ... NAME_N_of_N, so that a suite too long for one run under a tool is split over the
-#   stage's parallel runs. SANITIZER_LEAVE_OUT TOOL=PATTERN leaves the sub-tests matching the
-#   GoogleTest PATTERN (no spaces or colons) out of that tool's runs only; the stage prints a line
-#   for each, and the reason is a comment at the registration.
+#   compute-sanitizer tools only (TLRT_TEST_RUNS=N: tests/support/repeat_runs.h). SANITIZER_SHARDS
+#   N (N >= 2) runs the binary under each compute-sanitizer tool as N processes, GoogleTest's shards
+#   1..N of its sub-tests, reported as NAME_1_of_N ... NAME_N_of_N, so that a suite too long for one
+#   run under a tool is split over the stage's parallel runs. SANITIZER_LEAVE_OUT TOOL=PATTERN
+#   leaves the sub-tests matching the GoogleTest PATTERN (no spaces or colons) out of that tool's
+#   runs only; the stage prints a line for each, and the reason is a comment at the registration.
 #
 # Every binary that runs on a device is written to ${CMAKE_BINARY_DIR}/gpu-binaries.txt, one
 # "NAME PATH VAR=VALUE... [skip=TOOL,...] [shards=N] [leave=TOOL=PATTERN...]" line each, which
