@@ -647,4 +647,86 @@ TEST_F(EncodedDeathTest, NumericalOpsRefuseEncodedOperands) {
               ::testing::ExitedWithCode(1), expect_refused("broadcast_vec_to_cols"));
 }
 
+// Every numerical op of the axis-reduction, shape, gather/scatter, softmax, layer-norm, scan and
+// FFT families refuses an encoded buffer in any buffer operand (SPEC-ops 1), whatever the sizes:
+// the operand is checked before the op's geometry, and the message names the op.
+TEST_F(EncodedDeathTest, FamilyOpsRefuseEncodedOperandsWithTheirName) {
+  auto enc = [](uint64_t n) {
+    lean_object* f = lean_alloc_ctor(0, 0, 0);
+    Io io = take_io(torchlean_cuda_buffer_of_encoded_io(byte_array(Bytes(n * 4)).get(), f, 4));
+    lean_inc(io.value.get());
+    return io.value.get();
+  };
+  auto real = [](uint64_t n) { return torchlean_cuda_buffer_zeros(n, 0); };
+  const std::string refusal = "expected a real \\(float32/float64\\) buffer, got an encoded buffer";
+  auto refused = [&](const char* op) {
+    return std::string("INTERNAL PANIC: tlrt: ") + op + ": " + refusal;
+  };
+  const auto died = ::testing::ExitedWithCode(1);
+  Obj d23 = nats({2, 3}), d3 = nats({3}), map = nats({0, 1});
+  EXPECT_EXIT(torchlean_cuda_buffer_reduce_sum_by_row(enc(6), 2, 3), died,
+              refused("reduce_sum_by_row"));
+  EXPECT_EXIT(torchlean_cuda_buffer_reduce_max_by_row(enc(6), 2, 3), died,
+              refused("reduce_max_by_row"));
+  EXPECT_EXIT(torchlean_cuda_buffer_reduce_max_by_column(enc(6), 2, 3), died,
+              refused("reduce_max_by_column"));
+  EXPECT_EXIT(torchlean_cuda_buffer_reduce_sum_axis(enc(6), d23.get(), 0), died,
+              refused("reduce_sum_axis"));
+  EXPECT_EXIT(torchlean_cuda_buffer_reduce_from_broadcast(enc(6), d3.get(), d23.get(), map.get()),
+              died, refused("reduce_from_broadcast"));
+  EXPECT_EXIT(torchlean_cuda_buffer_broadcast_to(enc(3), d3.get(), d23.get(), map.get()), died,
+              refused("broadcast_to"));
+  EXPECT_EXIT(torchlean_cuda_buffer_swap_adjacent_at_depth(enc(6), d23.get(), 0), died,
+              refused("swap_adjacent_at_depth"));
+  EXPECT_EXIT(torchlean_cuda_buffer_gather_rows(enc(6), 2, 3, nats({1}).get(), 1), died,
+              refused("gather_rows"));
+  EXPECT_EXIT(torchlean_cuda_buffer_scatter_add_rows(real(6), enc(3), 2, 3, nats({1}).get(), 1),
+              died, refused("scatter_add_rows"));
+  EXPECT_EXIT(torchlean_cuda_buffer_scatter_add(real(3), enc(1), 3, nats({1}).get(), 1), died,
+              refused("scatter_add"));
+  EXPECT_EXIT(torchlean_cuda_buffer_gather_at(real(3), 3, enc(2), 2), died, refused("gather_at"));
+  EXPECT_EXIT(torchlean_cuda_buffer_scatter_add_at(3, real(2), enc(2), 2), died,
+              refused("scatter_add_at"));
+  EXPECT_EXIT(torchlean_cuda_buffer_hard_masked_softmax_by_row(real(6), enc(6), 2, 3), died,
+              refused("hard_masked_softmax_by_row"));
+  EXPECT_EXIT(torchlean_cuda_buffer_layer_norm_fwd(real(6), enc(3), real(3), 2, 3, 1.0 / 3, 1e-5),
+              died, refused("layer_norm_fwd"));
+  EXPECT_EXIT(
+      torchlean_cuda_buffer_layer_norm_bwd(real(6), real(6), enc(2), real(3), 2, 3, 3.0, 1.0 / 3),
+      died, refused("layer_norm_bwd"));
+  EXPECT_EXIT(
+      torchlean_cuda_buffer_selective_scan_diag_fwd(real(3), real(3), enc(6), real(3), 2, 3), died,
+      refused("selective_scan_diag_fwd"));
+  EXPECT_EXIT(torchlean_cuda_buffer_selective_scan_diag_bwd(real(3), real(3), real(6), real(3),
+                                                            real(6), enc(6), 2, 3),
+              died, refused("selective_scan_diag_bwd"));
+  EXPECT_EXIT(
+      torchlean_cuda_buffer_selective_scan_diag_var_fwd(enc(6), real(6), real(6), real(3), 2, 3),
+      died, refused("selective_scan_diag_var_fwd"));
+  EXPECT_EXIT(torchlean_cuda_buffer_selective_scan_diag_var_bwd(real(6), real(6), real(6), enc(3),
+                                                                real(6), real(6), 2, 3),
+              died, refused("selective_scan_diag_var_bwd"));
+  EXPECT_EXIT(torchlean_cuda_buffer_rfft1d_packed(enc(8), 2, 4), died, refused("rfft1d_packed"));
+  EXPECT_EXIT(torchlean_cuda_buffer_irfft1d_packed(enc(12), 2, 4), died, refused("irfft1d_packed"));
+  EXPECT_EXIT(torchlean_cuda_buffer_irfft1d_packed_unnormalized(enc(12), 2, 4), died,
+              refused("irfft1d_packed_unnormalized"));
+  EXPECT_EXIT(torchlean_cuda_buffer_spectral_conv1d_rfft_fwd(real(8), enc(4), real(4), 8, 1, 2),
+              died, refused("spectral_conv1d_rfft_fwd"));
+  EXPECT_EXIT(
+      torchlean_cuda_buffer_spectral_conv1d_rfft_bwd(real(8), real(4), real(4), enc(8), 8, 1, 2),
+      died, refused("spectral_conv1d_rfft_bwd"));
+}
+
+// softmax_io is IO: an encoded input is an IO error (otherError) with the same refusal.
+TEST_F(Encoded, SoftmaxIoRefusesAnEncodedInputAsAnIoError) {
+  lean_object* f = lean_alloc_ctor(0, 0, 0);
+  Io made = take_io(torchlean_cuda_buffer_of_encoded_io(byte_array(Bytes(24)).get(), f, 4));
+  ASSERT_TRUE(made.ok);
+  Io io = take_io(torchlean_cuda_buffer_softmax_io(made.value.get(), nats({2, 3}).get(), 1));
+  EXPECT_FALSE(io.ok);
+  EXPECT_EQ(io.error_tag, kOtherError);
+  EXPECT_EQ(io.message,
+            "tlrt: softmax_io: expected a real (float32/float64) buffer, got an encoded buffer");
+}
+
 }  // namespace

@@ -624,6 +624,12 @@ TEST_F(FftDeathTest, ReleasedAndMixedOperandsPanic) {
                   torchlean_cuda_buffer_zeros(2, 0), 4, 1, 2),
               ::testing::ExitedWithCode(1),
               "INTERNAL PANIC: tlrt: spectral_conv1d_rfft_fwd: dtypes differ");
+  EXPECT_EXIT(torchlean_cuda_buffer_spectral_conv1d_rfft_bwd(
+                  torchlean_cuda_buffer_zeros(4, 0), torchlean_cuda_buffer_zeros(2, 0),
+                  torchlean_cuda_buffer_zeros(2, 0), torchlean_cuda_buffer_zeros(4, 1), 4, 1, 2),
+              ::testing::ExitedWithCode(1),
+              "INTERNAL PANIC: tlrt: spectral_conv1d_rfft_bwd: dtypes differ \\(float32 vs "
+              "float64\\)");
 }
 
 TEST_F(FftDeathTest, SpectralShapesAreCheckedInTorchLeansOrder) {

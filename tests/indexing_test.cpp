@@ -14,6 +14,7 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "abi_test_support.h"
@@ -234,6 +235,44 @@ TEST_F(Indexing, UntouchedRowsAreBitCopies) {
   EXPECT_EQ(words_of<float>(r.get()), mw);
 }
 
+// The 1-column symbol itself (SPEC-ops 11: the 1-column case of scatter_add_rows): untouched
+// entries are bit copies (a NaN payload among them), out-of-range targets are ignored, repeats
+// accumulate base first then in source order (one rounding per add), and a -0 base keeps its sign
+// under -0 sources; with the deterministic setting on and off.
+template <class T>
+void scatter_add_column_fixture() {
+  const T big = static_cast<T>(std::is_same_v<T, float> ? 1e8 : 1e17);
+  Words<T> xw = {bits_of(static_cast<T>(-0.0)), bits_of(big), 0, bits_of(static_cast<T>(-0.0)),
+                 bits_of(static_cast<T>(-0.0))};
+  xw[2] = std::is_same_v<T, float> ? static_cast<typename Dt<T>::Bits>(0x7FA00001u)
+                                   : static_cast<typename Dt<T>::Bits>(0x7FF4000000000001ull);
+  const std::vector<T> vals = {-0.0, 1, 5, -big, 0.0, 7, -0.0};
+  const std::vector<uint64_t> idx = {0, 1, 9, 1, 3, 5, 4};  // 9 and 5 out of range, 1 repeated
+  // Base first, then the sources in order: fl(fl(big + 1) - big) is 0 (fl(big + 1) = big), where
+  // the sources summed first would give 1.
+  const T e1 = static_cast<T>(static_cast<T>(big + static_cast<T>(1)) - big);
+  ASSERT_EQ(e1, static_cast<T>(0));
+  const Words<T> want = {bits_of(static_cast<T>(-0.0)), bits_of(e1), xw[2],
+                         bits_of(static_cast<T>(0.0)), bits_of(static_cast<T>(-0.0))};
+  for (bool deterministic : {true, false}) {
+    EXPECT_TRUE(set_deterministic(deterministic));
+    const Obj x = make_words<T>(xw);
+    const Obj values = make_buffer<T>(vals);
+    Obj list(nat_list(idx));
+    Obj r(torchlean_cuda_buffer_scatter_add(x.get(), values.get(), 5, list.get(),
+                                            static_cast<uint32_t>(idx.size())));
+    ASSERT_EQ(torchlean_cuda_buffer_size(r.get()), 5u);
+    EXPECT_EQ(words_of<T>(r.get()), want) << "deterministic " << deterministic;
+  }
+}
+
+TEST_F(Indexing, ScatterAddColumnSymbolFollowsTheRowRulesFloat32) {
+  scatter_add_column_fixture<float>();
+}
+TEST_F(Indexing, ScatterAddColumnSymbolFollowsTheRowRulesFloat64) {
+  scatter_add_column_fixture<double>();
+}
+
 TEST_F(Indexing, ScatterZeroExtents) {
   const Obj empty = make_words<double>({});
   EXPECT_TRUE(scatter_rows<double>(empty, make_buffer<double>({1, 2}), 0, 1, {0, 0}).empty());
@@ -403,6 +442,25 @@ TEST_F(Indexing, ScatterAddAtZerosThenSourceOrderFloat32) {
 }
 TEST_F(Indexing, ScatterAddAtZerosThenSourceOrderFloat64) {
   scatter_at_fixture<double>();
+}
+
+// scatter_add_at addresses as gather_at does: +inf at the last entry, -inf at the first.
+template <class T>
+void scatter_at_infinities() {
+  const T inf = std::numeric_limits<T>::infinity();
+  const Obj positions = make_buffer<T>({inf, -inf, inf, 1});
+  const Obj values = make_buffer<T>({1, 2, 4, 8});
+  Obj r(torchlean_cuda_buffer_scatter_add_at(3, positions.get(), values.get(), 4));
+  const Words<T> want = {bits_of(static_cast<T>(2)), bits_of(static_cast<T>(8)),
+                         bits_of(static_cast<T>(5))};
+  EXPECT_EQ(words_of<T>(r.get()), want);
+}
+
+TEST_F(Indexing, ScatterAddAtAddressesInfinitiesAtTheEndsFloat32) {
+  scatter_at_infinities<float>();
+}
+TEST_F(Indexing, ScatterAddAtAddressesInfinitiesAtTheEndsFloat64) {
+  scatter_at_infinities<double>();
 }
 
 TEST_F(Indexing, ScatterAddAtManySourcesIsReproducible) {
@@ -590,6 +648,9 @@ TEST_F(IndexingDeathTest, DtypesMustAgree) {
               ::testing::ExitedWithCode(1), "INTERNAL PANIC: tlrt: gather_at: dtypes differ");
   EXPECT_EXIT(torchlean_cuda_buffer_scatter_add_at(4, zeros(2, 0), zeros(2, 1), 2),
               ::testing::ExitedWithCode(1), "INTERNAL PANIC: tlrt: scatter_add_at: dtypes differ");
+  EXPECT_EXIT(torchlean_cuda_buffer_scatter_add(zeros(3, 1), zeros(2, 0), 3, nat_list({0, 2}), 2),
+              ::testing::ExitedWithCode(1),
+              "INTERNAL PANIC: tlrt: scatter_add: dtypes differ \\(float64 vs float32\\)");
 }
 
 TEST_F(IndexingDeathTest, TablesMustBeNonempty) {

@@ -277,6 +277,24 @@ TYPED_TEST(ReduceAxisTyped, SumByRowWithinTheBoundOnLargeRows) {
   }
 }
 
+// SPEC-ops 8: the row sum's order is unspecified and the deterministic setting does not change
+// it: the same bits with the setting on and off, on every row kernel (the shapes above).
+TYPED_TEST(ReduceAxisTyped, SumByRowIgnoresTheDeterministicSetting) {
+  using T = TypeParam;
+  for (auto [rows, cols] : {std::pair<uint32_t, uint32_t>{3, 70001},
+                            {1025, 333},
+                            {300, 1024},
+                            {2200, 4099},
+                            {5000, 1}}) {
+    const std::vector<T> x = random_values<T>(uint64_t{rows} * cols, 7 * rows + cols);
+    auto sums = [&](bool deterministic) {
+      const DeterministicScope setting(deterministic);
+      return matrix_op<T>(torchlean_cuda_buffer_reduce_sum_by_row, x, rows, cols);
+    };
+    EXPECT_EQ(sums(true), sums(false)) << rows << "x" << cols;
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Maxima: NaN as -inf, +0 above -0, zeros for empty views
 

@@ -924,6 +924,16 @@ TEST_F(ScanDeathTest, MixedDtypesAndReleasedBuffersPanic) {
                   zeros(8), zeros(8), zeros(8), zeros(4), zeros(8), zeros(8, 1), 2, 4),
               ::testing::ExitedWithCode(1),
               "selective_scan_diag_var_bwd: dtypes differ \\(float32 vs float64\\)");
+  EXPECT_EXIT(torchlean_cuda_buffer_selective_scan_diag_bwd(zeros(4), zeros(4), zeros(8), zeros(4),
+                                                            zeros(8, 1), zeros(8), 2, 4),
+              ::testing::ExitedWithCode(1),
+              "INTERNAL PANIC: tlrt: selective_scan_diag_bwd: dtypes differ \\(float32 vs "
+              "float64\\)");
+  EXPECT_EXIT(torchlean_cuda_buffer_selective_scan_diag_var_fwd(zeros(8), zeros(8), zeros(8),
+                                                                zeros(4, 1), 2, 4),
+              ::testing::ExitedWithCode(1),
+              "INTERNAL PANIC: tlrt: selective_scan_diag_var_fwd: dtypes differ \\(float32 vs "
+              "float64\\)");
   EXPECT_EXIT(torchlean_cuda_buffer_selective_scan_diag_bwd(zeros(4), zeros(4), released(8),
                                                             zeros(4), zeros(8), zeros(8), 2, 4),
               ::testing::ExitedWithCode(1),
