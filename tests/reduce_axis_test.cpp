@@ -738,6 +738,15 @@ TEST_F(ReduceAxisDeathTest, SumAxisChecks) {
   EXPECT_EXIT(torchlean_cuda_buffer_reduce_sum_axis(zeros(1), nat_list({4294967296ull}), 0),
               ::testing::ExitedWithCode(1),
               "INTERNAL PANIC: tlrt: reduce_sum_axis: dims\\[0\\] exceeds UInt32");
+  // A heap object in place of a scalar entry stands for a bignum (SPEC-ops 1).
+  EXPECT_EXIT(
+      {
+        lean_object* dims = nat_list({2, 3});
+        lean_array_set_core(dims, 1, lean_box_uint64(uint64_t{1} << 40));
+        torchlean_cuda_buffer_reduce_sum_axis(zeros(6), dims, 0);
+      },
+      ::testing::ExitedWithCode(1),
+      "INTERNAL PANIC: tlrt: reduce_sum_axis: dims\\[1\\] exceeds UInt32 \\(a bignum\\)");
   // The output shape, dims without axis, is checked too: a zero extent makes prod(dims) 0
   // whatever the other extents are.
   const uint32_t big = 4294967295u;

@@ -974,6 +974,15 @@ TEST_F(ShapeDeathTest, BroadcastToPanics) {
               ::testing::ExitedWithCode(1), re("inDims\\[0\\] exceeds UInt32"));
   EXPECT_EXIT(call(torchlean_cuda_buffer_zeros(1, 0), {1}, {1}, {4294967296u}),
               ::testing::ExitedWithCode(1), re("axisMap\\[0\\] exceeds UInt32"));
+  // A heap object in place of a scalar entry stands for a bignum (SPEC-ops 1).
+  EXPECT_EXIT(
+      {
+        Obj map = nats({1, 0});
+        lean_array_set_core(map.get(), 0, lean_box_uint64(uint64_t{1} << 40));
+        torchlean_cuda_buffer_broadcast_to(torchlean_cuda_buffer_zeros(1, 0), nats({1}).get(),
+                                           nats({1, 2}).get(), map.get());
+      },
+      ::testing::ExitedWithCode(1), re("axisMap\\[0\\] exceeds UInt32 \\(a bignum\\)"));
   EXPECT_EXIT(call(torchlean_cuda_buffer_zeros(1, 0), {4294967295u, 4294967295u, 2}, {1}, {1}),
               ::testing::ExitedWithCode(1), re("shape size overflow \\(inDims = "));
   EXPECT_EXIT(call(torchlean_cuda_buffer_zeros(1, 0), {1}, {4294967295u, 4294967295u, 2}, {1}),
