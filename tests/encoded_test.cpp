@@ -6,7 +6,8 @@
 // the IO errors and panics of every bad input with their messages, the payload and wrapper counters
 // at size x width bytes, the format object's reference count (retained once per buffer, dropped
 // once by finalisation, never by release), released and native inputs, the 2^32-word limit checked
-// on sizes alone, the checkpoint symbols and a few numerical ops refusing encoded operands.
+// on sizes alone, the checkpoint symbols, and numerical ops refusing encoded operands (every op of
+// the axis-reduction, shape, gather/scatter, softmax, layer-norm, scan and FFT families by name).
 #include <gtest/gtest.h>
 
 #include <cstdint>
