@@ -319,6 +319,36 @@ std::string io_message(lean_object* input, lean_object* dims, uint32_t axis) {
   return io.message;
 }
 
+// Out of memory is softmax_io's resource-exhausted IO error (SPEC-ops 1), and it loses nothing: the
+// input keeps its values and every counter is where it was. The output cannot fit under a memory
+// cap set just above what is reserved once the input exists.
+TEST_F(Softmax, SoftmaxIoOutOfMemoryIsResourceExhausted) {
+  Io fraction = take_io(torchlean_libtorch_get_memory_fraction(0));
+  ASSERT_TRUE(fraction.ok);
+  const double old = lean_unbox_float(fraction.value.get());
+  const uint64_t n = uint64_t{1} << 22;  // 16 MiB of float32
+  Obj x(torchlean_cuda_buffer_full(static_cast<uint32_t>(n), 0.5, 0));
+  ASSERT_TRUE(take_io(torchlean_libtorch_synchronize(0)).ok);
+  ASSERT_TRUE(take_io(torchlean_libtorch_empty_cache(0)).ok);
+  const uint64_t total = torchlean_cuda_allocator_device_total_bytes(0);
+  const uint64_t cap = torchlean_libtorch_reserved_bytes(0) + (uint64_t{1} << 20);
+  ASSERT_TRUE(take_io(torchlean_libtorch_set_memory_fraction(static_cast<double>(cap) / total)).ok);
+  const Counters before = Counters::read();
+  Io io = take_io(torchlean_cuda_buffer_softmax_io(x.get(), nats({n / 4, 4}).get(), 1));
+  const Counters after = Counters::read();
+  ASSERT_TRUE(take_io(torchlean_libtorch_set_memory_fraction(old)).ok);
+  EXPECT_FALSE(io.ok);
+  EXPECT_EQ(io.error_tag, kResourceExhausted) << io.message;
+  EXPECT_NE(io.message.find("tlrt: softmax_io: "), std::string::npos) << io.message;
+  EXPECT_NE(io.message.find("out of memory"), std::string::npos) << io.message;
+  EXPECT_EQ(std::memcmp(&before, &after, sizeof(Counters)), 0);
+  EXPECT_EQ(values_of(x.get()), std::vector<double>(n, 0.5));
+  // With the cap lifted the same call succeeds.
+  Io again = take_io(torchlean_cuda_buffer_softmax_io(x.get(), nats({n / 4, 4}).get(), 1));
+  ASSERT_TRUE(again.ok) << again.message;
+  EXPECT_EQ(values_of(again.value.get()), std::vector<double>(n, 0.25));
+}
+
 TEST_F(Softmax, SoftmaxIoErrorsInTorchLeansOrder) {
   Obj x6 = make_buffer<float>({1, 2, 3, 4, 5, 6});
   const std::string p = "tlrt: softmax_io: ";
