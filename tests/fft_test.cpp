@@ -619,6 +619,12 @@ TEST_F(FftDeathTest, ReleasedAndMixedOperandsPanic) {
   EXPECT_EXIT(torchlean_cuda_buffer_rfft1d_packed(released_buffer(4, 0), 1, 4),
               ::testing::ExitedWithCode(1),
               "INTERNAL PANIC: tlrt: rfft1d_packed: buffer has been released");
+  EXPECT_EXIT(torchlean_cuda_buffer_irfft1d_packed(released_buffer(6, 0), 1, 4),
+              ::testing::ExitedWithCode(1),
+              "INTERNAL PANIC: tlrt: irfft1d_packed: buffer has been released");
+  EXPECT_EXIT(torchlean_cuda_buffer_irfft1d_packed_unnormalized(released_buffer(6, 1), 1, 4),
+              ::testing::ExitedWithCode(1),
+              "INTERNAL PANIC: tlrt: irfft1d_packed_unnormalized: buffer has been released");
   EXPECT_EXIT(torchlean_cuda_buffer_spectral_conv1d_rfft_fwd(
                   torchlean_cuda_buffer_zeros(4, 0), torchlean_cuda_buffer_zeros(2, 1),
                   torchlean_cuda_buffer_zeros(2, 0), 4, 1, 2),

@@ -691,9 +691,28 @@ TEST_F(IndexingDeathTest, ReleasedAndNonBufferOperandsPanic) {
         torchlean_cuda_buffer_release(b);
         torchlean_cuda_buffer_gather_rows(b, 2, 2, nat_list({0}), 1);
       },
-      ::testing::ExitedWithCode(1), "INTERNAL PANIC: tlrt: gather_rows: .*released");
+      ::testing::ExitedWithCode(1), "INTERNAL PANIC: tlrt: gather_rows: buffer has been released");
+  auto released = [](uint32_t n) {
+    lean_object* b = zeros(n, 0);
+    torchlean_cuda_buffer_release(b);
+    return b;
+  };
+  const char* gone = "buffer has been released";
+  EXPECT_EXIT(
+      torchlean_cuda_buffer_scatter_add_rows(zeros(4, 0), released(2), 2, 2, nat_list({0}), 1),
+      ::testing::ExitedWithCode(1), std::string("INTERNAL PANIC: tlrt: scatter_add_rows: ") + gone);
+  EXPECT_EXIT(torchlean_cuda_buffer_scatter_add(released(3), zeros(1, 0), 3, nat_list({0}), 1),
+              ::testing::ExitedWithCode(1),
+              std::string("INTERNAL PANIC: tlrt: scatter_add: ") + gone);
+  EXPECT_EXIT(torchlean_cuda_buffer_gather_at(zeros(3, 0), 3, released(1), 1),
+              ::testing::ExitedWithCode(1),
+              std::string("INTERNAL PANIC: tlrt: gather_at: ") + gone);
+  EXPECT_EXIT(torchlean_cuda_buffer_scatter_add_at(3, zeros(1, 0), released(1), 1),
+              ::testing::ExitedWithCode(1),
+              std::string("INTERNAL PANIC: tlrt: scatter_add_at: ") + gone);
   EXPECT_EXIT(torchlean_cuda_buffer_scatter_add_at(2, lean_box(3), zeros(1, 0), 1),
-              ::testing::ExitedWithCode(1), "INTERNAL PANIC: ");
+              ::testing::ExitedWithCode(1),
+              "INTERNAL PANIC: tlrt: scatter_add_at: argument is not a buffer object");
 }
 
 }  // namespace

@@ -816,11 +816,22 @@ TEST_F(ReduceAxisDeathTest, ReleasedAndNonBufferOperandsPanic) {
   EXPECT_EXIT(torchlean_cuda_buffer_reduce_sum_axis(released, nat_list({6}), 0),
               ::testing::ExitedWithCode(1),
               "INTERNAL PANIC: tlrt: reduce_sum_axis: buffer has been released");
+  EXPECT_EXIT(torchlean_cuda_buffer_reduce_max_by_row(released, 2, 3), ::testing::ExitedWithCode(1),
+              "INTERNAL PANIC: tlrt: reduce_max_by_row: buffer has been released");
+  EXPECT_EXIT(torchlean_cuda_buffer_reduce_max_by_column(released, 2, 3),
+              ::testing::ExitedWithCode(1),
+              "INTERNAL PANIC: tlrt: reduce_max_by_column: buffer has been released");
+  EXPECT_EXIT(torchlean_cuda_buffer_reduce_from_broadcast(released, nat_list({6}), nat_list({6}),
+                                                          nat_list({1})),
+              ::testing::ExitedWithCode(1),
+              "INTERNAL PANIC: tlrt: reduce_from_broadcast: buffer has been released");
   EXPECT_EXIT(torchlean_cuda_buffer_reduce_max_by_column(lean_box(1), 1, 1),
-              ::testing::ExitedWithCode(1), "INTERNAL PANIC: .*");
+              ::testing::ExitedWithCode(1),
+              "INTERNAL PANIC: tlrt: reduce_max_by_column: argument is not a buffer object");
   EXPECT_EXIT(torchlean_cuda_buffer_reduce_from_broadcast(byte_array({1, 2}).get(), nat_list({}),
                                                           nat_list({}), nat_list({})),
-              ::testing::ExitedWithCode(1), "INTERNAL PANIC: tlrt: reduce_from_broadcast: ");
+              ::testing::ExitedWithCode(1),
+              "INTERNAL PANIC: tlrt: reduce_from_broadcast: argument is not a buffer object");
   lean_dec(released);
 }
 

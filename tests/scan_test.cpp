@@ -938,6 +938,18 @@ TEST_F(ScanDeathTest, MixedDtypesAndReleasedBuffersPanic) {
                                                             zeros(4), zeros(8), zeros(8), 2, 4),
               ::testing::ExitedWithCode(1),
               "INTERNAL PANIC: tlrt: selective_scan_diag_bwd: buffer has been released");
+  EXPECT_EXIT(torchlean_cuda_buffer_selective_scan_diag_fwd(released(4), zeros(4), zeros(8),
+                                                            zeros(4), 2, 4),
+              ::testing::ExitedWithCode(1),
+              "INTERNAL PANIC: tlrt: selective_scan_diag_fwd: buffer has been released");
+  EXPECT_EXIT(torchlean_cuda_buffer_selective_scan_diag_var_fwd(zeros(8), zeros(8), zeros(8),
+                                                                released(4), 2, 4),
+              ::testing::ExitedWithCode(1),
+              "INTERNAL PANIC: tlrt: selective_scan_diag_var_fwd: buffer has been released");
+  EXPECT_EXIT(torchlean_cuda_buffer_selective_scan_diag_var_bwd(
+                  zeros(8), zeros(8), zeros(8), zeros(4), zeros(8), released(8), 2, 4),
+              ::testing::ExitedWithCode(1),
+              "INTERNAL PANIC: tlrt: selective_scan_diag_var_bwd: buffer has been released");
 }
 
 }  // namespace
