@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstring>
 #include <limits>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -938,6 +939,30 @@ TEST_F(ElementwiseDeathTest, BadInputsPanicForEverySignatureClass) {
                 "INTERNAL PANIC: .*" + name + ".*not a buffer");
     EXPECT_EXIT(call_with(op, last, float_array({1, 2, 3}).get()), ::testing::ExitedWithCode(1),
                 "INTERNAL PANIC: .*" + name + ".*not a buffer");
+  }
+}
+
+// Every op of two or more operands, each with its own name and the spec's order of words (SPEC-ops
+// 2; docs/ABI.md): the size mismatch first (the first operand sets the size), then the dtypes.
+TEST_F(ElementwiseDeathTest, EveryMultiOperandOpNamesItselfAndTheSizes) {
+  std::set<std::string> checked;
+  for (const AbiOp& op : kOps) {
+    const int last = inputs_of(op.sig) - 1;
+    if (op.call == nullptr || last < 1) continue;
+    const std::string p = "INTERNAL PANIC: tlrt: " + std::string(op.name) + ": ";
+    SCOPED_TRACE(op.name);
+    EXPECT_EXIT(call_with(op, last, torchlean_cuda_buffer_full(2, 1.0, kF32)),
+                ::testing::ExitedWithCode(1), p + "buffer sizes differ \\(3 vs 2\\)");
+    EXPECT_EXIT(call_with(op, last, torchlean_cuda_buffer_full(3, 1.0, kF64)),
+                ::testing::ExitedWithCode(1), p + "dtypes differ \\(float32 vs float64\\)");
+    EXPECT_EXIT(call_with(op, last, released_buffer()), ::testing::ExitedWithCode(1),
+                p + "buffer has been released");
+    checked.insert(op.name);
+  }
+  // The hand-written adapters of SPEC-ops 2 among them, and the binary ops.
+  for (const char* name :
+       {"abs_bwd", "sqrt_bwd", "clamp_bwd", "max_bwd", "min_bwd", "adam_step", "add", "mul"}) {
+    EXPECT_EQ(checked.count(name), 1u) << name;
   }
 }
 
