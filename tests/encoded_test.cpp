@@ -518,14 +518,18 @@ TEST_F(Encoded, SliceTakesWordRangesAtEveryWidth) {
   EXPECT_EQ(torchlean_cuda_buffer_size(out.get()), 0u);
 }
 
+// An encoded buffer of n zero words of `width` bytes that nothing releases: an operand for the
+// statements of death tests, which end their process.
+lean_object* held_encoded(uint64_t n, uint64_t width) {
+  lean_object* f = lean_alloc_ctor(0, 0, 0);
+  Io io =
+      take_io(torchlean_cuda_buffer_of_encoded_io(byte_array(Bytes(n * width)).get(), f, width));
+  lean_inc(io.value.get());
+  return io.value.get();
+}
+
 TEST_F(EncodedDeathTest, ConcatOperandsMustBeCompatible) {
-  auto enc = [](uint64_t n, uint64_t width) {
-    lean_object* f = lean_alloc_ctor(0, 0, 0);
-    Io io =
-        take_io(torchlean_cuda_buffer_of_encoded_io(byte_array(Bytes(n * width)).get(), f, width));
-    lean_inc(io.value.get());
-    return io.value.get();
-  };
+  auto enc = held_encoded;
   auto released = [&](uint64_t n, uint64_t width) {
     lean_object* b = enc(n, width);
     torchlean_cuda_buffer_release(b);
@@ -552,12 +556,7 @@ TEST_F(EncodedDeathTest, ConcatOperandsMustBeCompatible) {
 }
 
 TEST_F(EncodedDeathTest, SliceExtentMustBeValid) {
-  auto enc = [](uint64_t n) {
-    lean_object* f = lean_alloc_ctor(0, 0, 0);
-    Io io = take_io(torchlean_cuda_buffer_of_encoded_io(byte_array(Bytes(n * 3)).get(), f, 3));
-    lean_inc(io.value.get());
-    return io.value.get();
-  };
+  auto enc = [](uint64_t n) { return held_encoded(n, 3); };
   const std::string head =
       "INTERNAL PANIC: tlrt: slice1d: slice: invalid encoded buffer or extent ";
   EXPECT_EXIT(torchlean_cuda_buffer_slice1d(enc(4), 5, 0, 1), ::testing::ExitedWithCode(1),
@@ -618,13 +617,7 @@ TEST_F(Encoded, CheckpointSymbolsRefuseEncodedBuffers) {
 }
 
 TEST_F(EncodedDeathTest, NumericalOpsRefuseEncodedOperands) {
-  auto enc = [](uint64_t n, uint64_t width) {
-    lean_object* f = lean_alloc_ctor(0, 0, 0);
-    Io io =
-        take_io(torchlean_cuda_buffer_of_encoded_io(byte_array(Bytes(n * width)).get(), f, width));
-    lean_inc(io.value.get());
-    return io.value.get();
-  };
+  auto enc = held_encoded;
   const char* refusal = "expected a real \\(float32/float64\\) buffer, got an encoded buffer";
   auto expect_refused = [&](const char* op) {
     return std::string("INTERNAL PANIC: tlrt: ") + op + ": " + refusal;
@@ -652,12 +645,7 @@ TEST_F(EncodedDeathTest, NumericalOpsRefuseEncodedOperands) {
 // FFT families refuses an encoded buffer in any buffer operand (SPEC-ops 1), whatever the sizes:
 // the operand is checked before the op's geometry, and the message names the op.
 TEST_F(EncodedDeathTest, FamilyOpsRefuseEncodedOperandsWithTheirName) {
-  auto enc = [](uint64_t n) {
-    lean_object* f = lean_alloc_ctor(0, 0, 0);
-    Io io = take_io(torchlean_cuda_buffer_of_encoded_io(byte_array(Bytes(n * 4)).get(), f, 4));
-    lean_inc(io.value.get());
-    return io.value.get();
-  };
+  auto enc = [](uint64_t n) { return held_encoded(n, 4); };
   auto real = [](uint64_t n) { return torchlean_cuda_buffer_zeros(n, 0); };
   const std::string refusal = "expected a real \\(float32/float64\\) buffer, got an encoded buffer";
   auto refused = [&](const char* op) {

@@ -258,18 +258,16 @@ TYPED_TEST(ReduceAxisTyped, SumByRow) {
   EXPECT_TRUE(std::isnan(value_of<T>(r[2])));
 }
 
+// The row kernels' shapes: the block per row (3 x 70001), rows at odd offsets (unaligned starts: a
+// scalar head and tail), rows of whole 16-byte vectors with a full batch of loads per lane (300 x
+// 1024) and lanes whose vector count is not a multiple of the batch (257 x 1000, 2200 x 4099: the
+// warp per row on long rows), one element per row.
+constexpr std::pair<uint32_t, uint32_t> kRowSumShapes[] = {{3, 70001},  {1025, 333},  {300, 1024},
+                                                           {257, 1000}, {2200, 4099}, {5000, 1}};
+
 TYPED_TEST(ReduceAxisTyped, SumByRowWithinTheBoundOnLargeRows) {
   using T = TypeParam;
-  // The block per row (3 x 70001), rows at odd offsets (unaligned starts: a scalar head and
-  // tail), rows of whole 16-byte vectors with a full batch of loads per lane (300 x 1024) and
-  // lanes whose vector count is not a multiple of the batch (257 x 1000, 2200 x 4099: the warp
-  // per row on long rows), one element per row.
-  for (auto [rows, cols] : {std::pair<uint32_t, uint32_t>{3, 70001},
-                            {1025, 333},
-                            {300, 1024},
-                            {257, 1000},
-                            {2200, 4099},
-                            {5000, 1}}) {
+  for (auto [rows, cols] : kRowSumShapes) {
     const std::vector<T> x = random_values<T>(uint64_t{rows} * cols, rows + cols);
     expect_row_sums_within_bound(
         x, rows, cols, matrix_op<T>(torchlean_cuda_buffer_reduce_sum_by_row, x, rows, cols),
@@ -278,14 +276,10 @@ TYPED_TEST(ReduceAxisTyped, SumByRowWithinTheBoundOnLargeRows) {
 }
 
 // SPEC-ops 8: the row sum's order is unspecified and the deterministic setting does not change
-// it: the same bits with the setting on and off, on every row kernel (the shapes above).
+// it: the same bits with the setting on and off, on every row kernel.
 TYPED_TEST(ReduceAxisTyped, SumByRowIgnoresTheDeterministicSetting) {
   using T = TypeParam;
-  for (auto [rows, cols] : {std::pair<uint32_t, uint32_t>{3, 70001},
-                            {1025, 333},
-                            {300, 1024},
-                            {2200, 4099},
-                            {5000, 1}}) {
+  for (auto [rows, cols] : kRowSumShapes) {
     const std::vector<T> x = random_values<T>(uint64_t{rows} * cols, 7 * rows + cols);
     auto sums = [&](bool deterministic) {
       const DeterministicScope setting(deterministic);
