@@ -708,8 +708,9 @@ TEST_F(EncodedDeathTest, FamilyOpsRefuseEncodedOperandsWithTheirName) {
 
 // softmax_io is IO: an encoded input is an IO error (otherError) with the same refusal.
 TEST_F(Encoded, SoftmaxIoRefusesAnEncodedInputAsAnIoError) {
-  lean_object* f = lean_alloc_ctor(0, 0, 0);
-  Io made = take_io(torchlean_cuda_buffer_of_encoded_io(byte_array(Bytes(24)).get(), f, 4));
+  const Obj format = make_format(8, 23);
+  Io made =
+      take_io(torchlean_cuda_buffer_of_encoded_io(byte_array(Bytes(24)).get(), format.get(), 4));
   ASSERT_TRUE(made.ok);
   Io io = take_io(torchlean_cuda_buffer_softmax_io(made.value.get(), nats({2, 3}).get(), 1));
   EXPECT_FALSE(io.ok);
