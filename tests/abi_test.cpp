@@ -564,12 +564,6 @@ TEST_F(Abi, SetDeviceRefusedWhileWrappersLiveOrPastTheCount) {
   EXPECT_EQ(torchlean_libtorch_get_device(0), 0u);
 }
 
-double memory_fraction() {
-  Io io = take_io(torchlean_libtorch_get_memory_fraction(0));
-  EXPECT_TRUE(io.ok);
-  return io.ok ? lean_unbox_float(io.value.get()) : -1;
-}
-
 TEST_F(Abi, MemoryFractionValidationAndReadBack) {
   const double old = memory_fraction();
   EXPECT_GT(old, 0.0);
@@ -637,11 +631,8 @@ TEST_F(Abi, AccountingInvariants) {
 TEST_F(Abi, CapBeyondReservedFailsWithResourceExhaustedAndRecovers) {
   const double old = memory_fraction();
   Obj survivor(torchlean_cuda_buffer_full(1000, 7.0, kF32));
-  ASSERT_TRUE(take_io(torchlean_libtorch_synchronize(0)).ok);
-  ASSERT_TRUE(take_io(torchlean_libtorch_empty_cache(0)).ok);
-  const uint64_t total = torchlean_cuda_allocator_device_total_bytes(0);
-  const uint64_t cap = torchlean_libtorch_reserved_bytes(0) + (uint64_t{32} << 20);
-  ASSERT_TRUE(take_io(torchlean_libtorch_set_memory_fraction(static_cast<double>(cap) / total)).ok);
+  const uint64_t cap = reserved_plus(uint64_t{32} << 20);
+  ASSERT_TRUE(set_memory_cap(cap));
   const uint64_t want = 2 * cap;
   const Counters a = Counters::read();
   const uint64_t allocated = torchlean_libtorch_allocated_bytes(0);

@@ -121,6 +121,23 @@ lean_object* nat_list(const std::vector<uint64_t>& entries) {
   return a;
 }
 
+double memory_fraction() {
+  Io io = take_io(torchlean_libtorch_get_memory_fraction(0));
+  EXPECT_TRUE(io.ok);
+  return io.ok ? lean_unbox_float(io.value.get()) : -1;
+}
+
+uint64_t reserved_plus(uint64_t headroom) {
+  EXPECT_TRUE(take_io(torchlean_libtorch_synchronize(0)).ok);
+  EXPECT_TRUE(take_io(torchlean_libtorch_empty_cache(0)).ok);
+  return torchlean_libtorch_reserved_bytes(0) + headroom;
+}
+
+bool set_memory_cap(uint64_t bytes) {
+  const uint64_t total = torchlean_cuda_allocator_device_total_bytes(0);
+  return take_io(torchlean_libtorch_set_memory_fraction(static_cast<double>(bytes) / total)).ok;
+}
+
 void buffers_of(lean_object* result, std::vector<lean_object*>& out) {
   if (result == nullptr || lean_is_scalar(result)) return;
   if (lean_is_ctor(result)) {

@@ -241,6 +241,14 @@ inline Obj nats(const std::vector<uint64_t>& entries) {
   return Obj(nat_list(entries));
 }
 
+// The memory fraction in force (-1, with a failed expectation, when it cannot be read).
+double memory_fraction();
+// The out-of-memory tests' cap: after a synchronize and an empty_cache, what device 0 has reserved
+// plus `headroom` bytes. set_memory_cap sets the memory fraction to `bytes` of the device's total;
+// true when the call succeeded (restore the fraction memory_fraction read before).
+uint64_t reserved_plus(uint64_t headroom);
+bool set_memory_cap(uint64_t bytes);
+
 // Runtime setting 2 (deterministic algorithms) on or off; true when the call succeeded.
 inline bool set_deterministic(bool on) {
   Io io = take_io(torchlean_libtorch_set_setting(2, on ? 1 : 0));

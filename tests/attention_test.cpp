@@ -445,18 +445,14 @@ TEST_F(AttentionTest, ForwardErrorsInTorchLeansOrder) {
 // Out of memory (the memory-fraction cap) is an Except.error that moves no counter: the context's
 // probabilities are allocated before the output.
 TEST_F(AttentionTest, OutOfMemoryIsAnErrorAndMovesNoCounter) {
-  Io old = take_io(torchlean_libtorch_get_memory_fraction(0));
-  ASSERT_TRUE(old.ok);
-  const double fraction = lean_unbox_float(old.value.get());
-  ASSERT_TRUE(take_io(torchlean_libtorch_synchronize(0)).ok);
-  ASSERT_TRUE(take_io(torchlean_libtorch_empty_cache(0)).ok);
-  const uint64_t total = torchlean_cuda_allocator_device_total_bytes(0);
-  const uint64_t cap = torchlean_libtorch_reserved_bytes(0) + (uint64_t{32} << 20);
+  const double fraction = memory_fraction();
+  ASSERT_GE(fraction, 0);
+  const uint64_t cap = reserved_plus(uint64_t{32} << 20);
   // n * n float32 probabilities of twice the cap.
   const auto n = static_cast<uint32_t>(std::sqrt(static_cast<double>(cap) / 2.0) + 1);
   const Inputs<float> in = random_inputs<float>(1, n, 1, false, 17);
   const Operands o = upload(in);
-  ASSERT_TRUE(take_io(torchlean_libtorch_set_memory_fraction(static_cast<double>(cap) / total)).ok);
+  ASSERT_TRUE(set_memory_cap(cap));
   const uint64_t allocated = torchlean_libtorch_allocated_bytes(0);
   const Counters before = Counters::read();
   Except f = forward(o, 0, 1, n, 1, 1.0);

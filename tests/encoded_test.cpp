@@ -528,6 +528,12 @@ lean_object* held_encoded(uint64_t n, uint64_t width) {
   return io.value.get();
 }
 
+// The panic of a numerical op given an encoded operand, as a death test's pattern.
+std::string refused_by(const char* op) {
+  return std::string("INTERNAL PANIC: tlrt: ") + op +
+         ": expected a real \\(float32/float64\\) buffer, got an encoded buffer";
+}
+
 TEST_F(EncodedDeathTest, ConcatOperandsMustBeCompatible) {
   auto enc = held_encoded;
   auto released = [&](uint64_t n, uint64_t width) {
@@ -618,10 +624,7 @@ TEST_F(Encoded, CheckpointSymbolsRefuseEncodedBuffers) {
 
 TEST_F(EncodedDeathTest, NumericalOpsRefuseEncodedOperands) {
   auto enc = held_encoded;
-  const char* refusal = "expected a real \\(float32/float64\\) buffer, got an encoded buffer";
-  auto expect_refused = [&](const char* op) {
-    return std::string("INTERNAL PANIC: tlrt: ") + op + ": " + refusal;
-  };
+  auto expect_refused = refused_by;
   EXPECT_EXIT(torchlean_cuda_buffer_to_float_array(enc(4, 4)), ::testing::ExitedWithCode(1),
               expect_refused("to_float_array"));
   EXPECT_EXIT(torchlean_cuda_buffer_add(enc(4, 4), enc(4, 4)), ::testing::ExitedWithCode(1),
@@ -647,10 +650,7 @@ TEST_F(EncodedDeathTest, NumericalOpsRefuseEncodedOperands) {
 TEST_F(EncodedDeathTest, FamilyOpsRefuseEncodedOperandsWithTheirName) {
   auto enc = [](uint64_t n) { return held_encoded(n, 4); };
   auto real = [](uint64_t n) { return torchlean_cuda_buffer_zeros(n, 0); };
-  const std::string refusal = "expected a real \\(float32/float64\\) buffer, got an encoded buffer";
-  auto refused = [&](const char* op) {
-    return std::string("INTERNAL PANIC: tlrt: ") + op + ": " + refusal;
-  };
+  auto refused = refused_by;
   const auto died = ::testing::ExitedWithCode(1);
   Obj d23 = nats({2, 3}), d3 = nats({3}), map = nats({0, 1});
   EXPECT_EXIT(torchlean_cuda_buffer_reduce_sum_by_row(enc(6), 2, 3), died,

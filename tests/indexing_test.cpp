@@ -242,20 +242,22 @@ TEST_F(Indexing, UntouchedRowsAreBitCopies) {
 template <class T>
 void scatter_add_column_fixture() {
   const T big = static_cast<T>(std::is_same_v<T, float> ? 1e8 : 1e17);
-  Words<T> xw = {bits_of(static_cast<T>(-0.0)), bits_of(big), 0, bits_of(static_cast<T>(-0.0)),
-                 bits_of(static_cast<T>(-0.0))};
-  xw[2] = std::is_same_v<T, float> ? static_cast<typename Dt<T>::Bits>(0x7FA00001u)
-                                   : static_cast<typename Dt<T>::Bits>(0x7FF4000000000001ull);
+  using Bits = typename Dt<T>::Bits;
+  // A NaN with a payload of its own, which an untouched entry keeps bit for bit.
+  const Bits nan_payload =
+      static_cast<Bits>(std::is_same_v<T, float> ? 0x7FA00001ull : 0x7FF4000000000001ull);
+  const Words<T> xw = {bits_of(static_cast<T>(-0.0)), bits_of(big), nan_payload,
+                       bits_of(static_cast<T>(-0.0)), bits_of(static_cast<T>(-0.0))};
   const std::vector<T> vals = {-0.0, 1, 5, -big, 0.0, 7, -0.0};
   const std::vector<uint64_t> idx = {0, 1, 9, 1, 3, 5, 4};  // 9 and 5 out of range, 1 repeated
   // Base first, then the sources in order: fl(fl(big + 1) - big) is 0 (fl(big + 1) = big), where
   // the sources summed first would give 1.
   const T e1 = static_cast<T>(static_cast<T>(big + static_cast<T>(1)) - big);
   ASSERT_EQ(e1, static_cast<T>(0));
-  const Words<T> want = {bits_of(static_cast<T>(-0.0)), bits_of(e1), xw[2],
+  const Words<T> want = {bits_of(static_cast<T>(-0.0)), bits_of(e1), nan_payload,
                          bits_of(static_cast<T>(0.0)), bits_of(static_cast<T>(-0.0))};
   for (bool deterministic : {true, false}) {
-    EXPECT_TRUE(set_deterministic(deterministic));
+    const DeterministicScope setting(deterministic);
     const Obj x = make_words<T>(xw);
     const Obj values = make_buffer<T>(vals);
     Obj list(nat_list(idx));
@@ -685,19 +687,15 @@ TEST_F(IndexingDeathTest, AtSizesMustMatch) {
 }
 
 TEST_F(IndexingDeathTest, ReleasedAndNonBufferOperandsPanic) {
-  EXPECT_EXIT(
-      {
-        lean_object* b = zeros(4, 0);
-        torchlean_cuda_buffer_release(b);
-        torchlean_cuda_buffer_gather_rows(b, 2, 2, nat_list({0}), 1);
-      },
-      ::testing::ExitedWithCode(1), "INTERNAL PANIC: tlrt: gather_rows: buffer has been released");
   auto released = [](uint32_t n) {
     lean_object* b = zeros(n, 0);
     torchlean_cuda_buffer_release(b);
     return b;
   };
   const char* gone = "buffer has been released";
+  EXPECT_EXIT(torchlean_cuda_buffer_gather_rows(released(4), 2, 2, nat_list({0}), 1),
+              ::testing::ExitedWithCode(1),
+              std::string("INTERNAL PANIC: tlrt: gather_rows: ") + gone);
   EXPECT_EXIT(
       torchlean_cuda_buffer_scatter_add_rows(zeros(4, 0), released(2), 2, 2, nat_list({0}), 1),
       ::testing::ExitedWithCode(1), std::string("INTERNAL PANIC: tlrt: scatter_add_rows: ") + gone);

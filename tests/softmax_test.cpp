@@ -323,16 +323,11 @@ std::string io_message(lean_object* input, lean_object* dims, uint32_t axis) {
 // input keeps its values and every counter is where it was. The output cannot fit under a memory
 // cap set just above what is reserved once the input exists.
 TEST_F(Softmax, SoftmaxIoOutOfMemoryIsResourceExhausted) {
-  Io fraction = take_io(torchlean_libtorch_get_memory_fraction(0));
-  ASSERT_TRUE(fraction.ok);
-  const double old = lean_unbox_float(fraction.value.get());
+  const double old = memory_fraction();
+  ASSERT_GE(old, 0);
   const uint64_t n = uint64_t{1} << 22;  // 16 MiB of float32
   Obj x(torchlean_cuda_buffer_full(static_cast<uint32_t>(n), 0.5, 0));
-  ASSERT_TRUE(take_io(torchlean_libtorch_synchronize(0)).ok);
-  ASSERT_TRUE(take_io(torchlean_libtorch_empty_cache(0)).ok);
-  const uint64_t total = torchlean_cuda_allocator_device_total_bytes(0);
-  const uint64_t cap = torchlean_libtorch_reserved_bytes(0) + (uint64_t{1} << 20);
-  ASSERT_TRUE(take_io(torchlean_libtorch_set_memory_fraction(static_cast<double>(cap) / total)).ok);
+  ASSERT_TRUE(set_memory_cap(reserved_plus(uint64_t{1} << 20)));
   const Counters before = Counters::read();
   Io io = take_io(torchlean_cuda_buffer_softmax_io(x.get(), nats({n / 4, 4}).get(), 1));
   const Counters after = Counters::read();
