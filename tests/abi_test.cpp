@@ -337,21 +337,16 @@ TEST_F(Abi, ReleasedBufferQueriesAndTransfers) {
 }
 
 TEST_F(AbiDeathTest, ReleasedBufferPanicsInPureSymbols) {
-  auto released = [] {
-    lean_object* b = torchlean_cuda_buffer_zeros(4, kF32);
-    torchlean_cuda_buffer_release(b);
-    return b;
-  };
-  EXPECT_EXIT(torchlean_cuda_buffer_dtype(released()), ::testing::ExitedWithCode(1),
+  EXPECT_EXIT(torchlean_cuda_buffer_dtype(released_buffer(4)), ::testing::ExitedWithCode(1),
               "INTERNAL PANIC: .*released");
-  EXPECT_EXIT(torchlean_cuda_buffer_zeros_like(released(), 3), ::testing::ExitedWithCode(1),
+  EXPECT_EXIT(torchlean_cuda_buffer_zeros_like(released_buffer(4), 3), ::testing::ExitedWithCode(1),
               "INTERNAL PANIC: .*zeros_like.*released");
-  EXPECT_EXIT(torchlean_cuda_buffer_copy(released()), ::testing::ExitedWithCode(1),
+  EXPECT_EXIT(torchlean_cuda_buffer_copy(released_buffer(4)), ::testing::ExitedWithCode(1),
               "INTERNAL PANIC: .*copy.*released");
-  EXPECT_EXIT(torchlean_cuda_buffer_duplicate(released()), ::testing::ExitedWithCode(1),
+  EXPECT_EXIT(torchlean_cuda_buffer_duplicate(released_buffer(4)), ::testing::ExitedWithCode(1),
               "INTERNAL PANIC: .*duplicate.*released");
-  EXPECT_EXIT(torchlean_cuda_buffer_copy_and_release(released()), ::testing::ExitedWithCode(1),
-              "INTERNAL PANIC: .*copy_and_release.*released");
+  EXPECT_EXIT(torchlean_cuda_buffer_copy_and_release(released_buffer(4)),
+              ::testing::ExitedWithCode(1), "INTERNAL PANIC: .*copy_and_release.*released");
 }
 
 TEST_F(Abi, EmptyButNotReleasedBufferStillAnswersDtype) {

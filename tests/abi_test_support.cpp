@@ -72,6 +72,12 @@ std::vector<double> values_of(lean_object* buffer) {
   return doubles_of(a.get());
 }
 
+lean_object* released_buffer(uint32_t n, uint8_t dtype) {
+  lean_object* b = torchlean_cuda_buffer_zeros(n, dtype);
+  torchlean_cuda_buffer_release(b);
+  return b;
+}
+
 Counters Counters::read() {
   return Counters{
       torchlean_cuda_allocator_live_bytes(0),  torchlean_cuda_allocator_peak_bytes(0),

@@ -86,6 +86,10 @@ Io take_io(lean_object* result);
 // Downloads a buffer object through to_float_array.
 std::vector<double> values_of(lean_object* buffer);
 
+// A buffer object of n zeros of `dtype` (0 float32, 1 float64), already released: the wrapper
+// stays alive (owned by the caller, or consumed by the symbol it is passed to) and any use panics.
+lean_object* released_buffer(uint32_t n, uint8_t dtype = 0);
+
 struct Counters {
   uint64_t live_bytes, peak_bytes, alloc_count, free_count;
   uint64_t wrapper_live, wrapper_peak, wrapper_alloc, wrapper_finalize;

@@ -913,12 +913,6 @@ void call_with(const AbiOp& op, int odd, lean_object* replacement) {
   op.call(in.data(), s.data());
 }
 
-lean_object* released_buffer() {
-  lean_object* b = torchlean_cuda_buffer_full(3, 1.0, kF32);
-  torchlean_cuda_buffer_release(b);
-  return b;
-}
-
 TEST_F(ElementwiseDeathTest, BadInputsPanicForEverySignatureClass) {
   for (Sig sig : {Sig::unary, Sig::binary, Sig::unary_s1, Sig::binary_s1, Sig::unary_s2,
                   Sig::binary_s2, Sig::ternary_pair, Sig::adam, Sig::copy_release}) {
@@ -933,7 +927,7 @@ TEST_F(ElementwiseDeathTest, BadInputsPanicForEverySignatureClass) {
       EXPECT_EXIT(call_with(op, last, torchlean_cuda_buffer_full(3, 1.0, kF64)),
                   ::testing::ExitedWithCode(1), "INTERNAL PANIC: .*" + name + ".*dtype");
     }
-    EXPECT_EXIT(call_with(op, last, released_buffer()), ::testing::ExitedWithCode(1),
+    EXPECT_EXIT(call_with(op, last, released_buffer(3)), ::testing::ExitedWithCode(1),
                 "INTERNAL PANIC: .*" + name + ".*released");
     EXPECT_EXIT(call_with(op, 0, lean_box(3)), ::testing::ExitedWithCode(1),
                 "INTERNAL PANIC: .*" + name + ".*not a buffer");
@@ -955,7 +949,7 @@ TEST_F(ElementwiseDeathTest, EveryMultiOperandOpNamesItselfAndTheSizes) {
                 ::testing::ExitedWithCode(1), p + "buffer sizes differ \\(3 vs 2\\)");
     EXPECT_EXIT(call_with(op, last, torchlean_cuda_buffer_full(3, 1.0, kF64)),
                 ::testing::ExitedWithCode(1), p + "dtypes differ \\(float32 vs float64\\)");
-    EXPECT_EXIT(call_with(op, last, released_buffer()), ::testing::ExitedWithCode(1),
+    EXPECT_EXIT(call_with(op, last, released_buffer(3)), ::testing::ExitedWithCode(1),
                 p + "buffer has been released");
     checked.insert(op.name);
   }

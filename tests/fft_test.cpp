@@ -189,12 +189,6 @@ Vec through(const Vec& v) {
   return out;
 }
 
-lean_object* released_buffer(uint32_t n, uint8_t dtype) {
-  lean_object* b = torchlean_cuda_buffer_zeros(n, dtype);
-  torchlean_cuda_buffer_release(b);
-  return b;
-}
-
 class Fft : public BackendSuite {};
 using FftDeathTest = Fft;
 

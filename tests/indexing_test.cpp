@@ -687,25 +687,21 @@ TEST_F(IndexingDeathTest, AtSizesMustMatch) {
 }
 
 TEST_F(IndexingDeathTest, ReleasedAndNonBufferOperandsPanic) {
-  auto released = [](uint32_t n) {
-    lean_object* b = zeros(n, 0);
-    torchlean_cuda_buffer_release(b);
-    return b;
-  };
   const char* gone = "buffer has been released";
-  EXPECT_EXIT(torchlean_cuda_buffer_gather_rows(released(4), 2, 2, nat_list({0}), 1),
+  EXPECT_EXIT(torchlean_cuda_buffer_gather_rows(released_buffer(4), 2, 2, nat_list({0}), 1),
               ::testing::ExitedWithCode(1),
               std::string("INTERNAL PANIC: tlrt: gather_rows: ") + gone);
-  EXPECT_EXIT(
-      torchlean_cuda_buffer_scatter_add_rows(zeros(4, 0), released(2), 2, 2, nat_list({0}), 1),
-      ::testing::ExitedWithCode(1), std::string("INTERNAL PANIC: tlrt: scatter_add_rows: ") + gone);
-  EXPECT_EXIT(torchlean_cuda_buffer_scatter_add(released(3), zeros(1, 0), 3, nat_list({0}), 1),
+  EXPECT_EXIT(torchlean_cuda_buffer_scatter_add_rows(zeros(4, 0), released_buffer(2), 2, 2,
+                                                     nat_list({0}), 1),
               ::testing::ExitedWithCode(1),
-              std::string("INTERNAL PANIC: tlrt: scatter_add: ") + gone);
-  EXPECT_EXIT(torchlean_cuda_buffer_gather_at(zeros(3, 0), 3, released(1), 1),
+              std::string("INTERNAL PANIC: tlrt: scatter_add_rows: ") + gone);
+  EXPECT_EXIT(
+      torchlean_cuda_buffer_scatter_add(released_buffer(3), zeros(1, 0), 3, nat_list({0}), 1),
+      ::testing::ExitedWithCode(1), std::string("INTERNAL PANIC: tlrt: scatter_add: ") + gone);
+  EXPECT_EXIT(torchlean_cuda_buffer_gather_at(zeros(3, 0), 3, released_buffer(1), 1),
               ::testing::ExitedWithCode(1),
               std::string("INTERNAL PANIC: tlrt: gather_at: ") + gone);
-  EXPECT_EXIT(torchlean_cuda_buffer_scatter_add_at(3, zeros(1, 0), released(1), 1),
+  EXPECT_EXIT(torchlean_cuda_buffer_scatter_add_at(3, zeros(1, 0), released_buffer(1), 1),
               ::testing::ExitedWithCode(1),
               std::string("INTERNAL PANIC: tlrt: scatter_add_at: ") + gone);
   EXPECT_EXIT(torchlean_cuda_buffer_scatter_add_at(2, lean_box(3), zeros(1, 0), 1),

@@ -277,12 +277,6 @@ TEST_F(Matmul, DgemmLeavesItsArgumentsAlone) {
 // ---------------------------------------------------------------------------------------------
 // Bad inputs: pure symbols panic, naming the op and the sizes
 
-lean_object* released_buffer(uint32_t n, uint8_t dtype) {
-  lean_object* b = torchlean_cuda_buffer_zeros(n, dtype);
-  torchlean_cuda_buffer_release(b);
-  return b;
-}
-
 TEST_F(MatmulDeathTest, TransposeFlagsMustBeZeroOrOne) {
   EXPECT_EXIT(
       torchlean_cuda_buffer_bmm_with_transpose(torchlean_cuda_buffer_zeros(6, 0),

@@ -335,14 +335,9 @@ TEST_F(Reduce, EachCallCreatesOnePayloadAndLeaksNothing) {
 // Bad inputs: pure symbols panic
 
 TEST_F(ReduceDeathTest, ReleasedBufferPanics) {
-  auto released = [] {
-    lean_object* b = torchlean_cuda_buffer_zeros(4, 0);
-    torchlean_cuda_buffer_release(b);
-    return b;
-  };
-  EXPECT_EXIT(torchlean_cuda_buffer_reduce_sum(released()), ::testing::ExitedWithCode(1),
+  EXPECT_EXIT(torchlean_cuda_buffer_reduce_sum(released_buffer(4)), ::testing::ExitedWithCode(1),
               "INTERNAL PANIC: .*reduce_sum.*released");
-  EXPECT_EXIT(torchlean_cuda_buffer_reduce_mean(released()), ::testing::ExitedWithCode(1),
+  EXPECT_EXIT(torchlean_cuda_buffer_reduce_mean(released_buffer(4)), ::testing::ExitedWithCode(1),
               "INTERNAL PANIC: .*reduce_mean.*released");
 }
 

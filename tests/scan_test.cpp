@@ -832,12 +832,6 @@ lean_object* zeros(uint32_t n, uint8_t dtype = 0) {
   return torchlean_cuda_buffer_zeros(n, dtype);
 }
 
-lean_object* released(uint32_t n) {
-  lean_object* b = torchlean_cuda_buffer_zeros(n, 0);
-  torchlean_cuda_buffer_release(b);
-  return b;
-}
-
 TEST_F(ScanDeathTest, ForwardSizesMustMatchTheShape) {
   EXPECT_EXIT(
       torchlean_cuda_buffer_selective_scan_diag_fwd(zeros(3), zeros(4), zeros(8), zeros(4), 2, 4),
@@ -934,20 +928,20 @@ TEST_F(ScanDeathTest, MixedDtypesAndReleasedBuffersPanic) {
               ::testing::ExitedWithCode(1),
               "INTERNAL PANIC: tlrt: selective_scan_diag_var_fwd: dtypes differ \\(float32 vs "
               "float64\\)");
-  EXPECT_EXIT(torchlean_cuda_buffer_selective_scan_diag_bwd(zeros(4), zeros(4), released(8),
+  EXPECT_EXIT(torchlean_cuda_buffer_selective_scan_diag_bwd(zeros(4), zeros(4), released_buffer(8),
                                                             zeros(4), zeros(8), zeros(8), 2, 4),
               ::testing::ExitedWithCode(1),
               "INTERNAL PANIC: tlrt: selective_scan_diag_bwd: buffer has been released");
-  EXPECT_EXIT(torchlean_cuda_buffer_selective_scan_diag_fwd(released(4), zeros(4), zeros(8),
+  EXPECT_EXIT(torchlean_cuda_buffer_selective_scan_diag_fwd(released_buffer(4), zeros(4), zeros(8),
                                                             zeros(4), 2, 4),
               ::testing::ExitedWithCode(1),
               "INTERNAL PANIC: tlrt: selective_scan_diag_fwd: buffer has been released");
   EXPECT_EXIT(torchlean_cuda_buffer_selective_scan_diag_var_fwd(zeros(8), zeros(8), zeros(8),
-                                                                released(4), 2, 4),
+                                                                released_buffer(4), 2, 4),
               ::testing::ExitedWithCode(1),
               "INTERNAL PANIC: tlrt: selective_scan_diag_var_fwd: buffer has been released");
   EXPECT_EXIT(torchlean_cuda_buffer_selective_scan_diag_var_bwd(
-                  zeros(8), zeros(8), zeros(8), zeros(4), zeros(8), released(8), 2, 4),
+                  zeros(8), zeros(8), zeros(8), zeros(4), zeros(8), released_buffer(8), 2, 4),
               ::testing::ExitedWithCode(1),
               "INTERNAL PANIC: tlrt: selective_scan_diag_var_bwd: buffer has been released");
 }

@@ -93,12 +93,6 @@ lean_object* encoded_buffer(size_t n) {
   return io.value.get();
 }
 
-lean_object* released_buffer(uint32_t n, uint8_t dtype) {
-  lean_object* b = torchlean_cuda_buffer_zeros(n, dtype);
-  torchlean_cuda_buffer_release(b);
-  return b;
-}
-
 class Shape : public BackendSuite {};
 
 using ShapeDeathTest = Shape;
