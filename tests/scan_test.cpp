@@ -333,6 +333,32 @@ TEST_F(Scan, NegativeZeroCotangentStartsFromPositiveZero) {
   }
 }
 
+// The fast schedules start the backward's recurrence the same way: g_{T-1} = fl(+0 + dY_{T-1}),
+// so a -0 cotangent gives +0 although A < 0 (fl(A * +0) = -0 and -0 + -0 = -0). The shapes take,
+// in float32 with the setting off, the constant backward's slab (T 2048 x S 1024), chunked (T 300
+// x S 200), rows (T 3000 x S 5) and split (T 8192 x S 100) schedules, and the variable backward's
+// chunked and rows ones; dX_{T-1} = fl(g_{T-1} B) with B > 0 must be +0 in every channel.
+TEST_F(Scan, NegativeZeroCotangentStartsFromPositiveZeroInTheFastSchedules) {
+  DeterministicScope scope(false);
+  const std::pair<uint32_t, uint32_t> shapes[] = {{2048, 1024}, {300, 200}, {3000, 5}, {8192, 100}};
+  for (auto [steps, state] : shapes) {
+    for (bool variable : {false, true}) {
+      Problem<float> p = random_problem<float>(steps, state, variable, steps + state, false);
+      for (float& a : p.a) a = -0.5f;
+      for (float& b : p.b) b = 0.75f;
+      const uint64_t last = uint64_t{steps - 1} * state;
+      for (uint64_t j = 0; j < state; ++j) p.dy[last + j] = -0.0f;
+      Handles h = upload(p);
+      const Grads<float> g = device_bwd(p, h);
+      ASSERT_EQ(g.dx.size(), uint64_t{steps} * state);
+      uint64_t negative = 0;
+      for (uint64_t j = 0; j < state; ++j) negative += bits_of(g.dx[last + j]) != 0u;
+      EXPECT_EQ(negative, 0u) << "T " << steps << " S " << state << (variable ? " var" : " const")
+                              << ": channels whose dX_{T-1} is not +0";
+    }
+  }
+}
+
 TEST_F(Scan, ConstantGradientsFoldInReverseTime) {
   // A = 0 makes g_t = dY_t = 1; da_t = hprev_t = [1, 1e8, -1e8] and db_t = X_t likewise. The
   // reverse fold ((+0 + -1e8) + 1e8) + 1 = 1; the forward one (1 + 1e8) - 1e8 would be 0.
@@ -506,9 +532,10 @@ TEST_F(Scan, FastScheduleStaysWithinTheDerivedBoundFloat64) {
 // at 1, below one block, not a multiple of C, and large enough for 16 and 32 channels a block
 // (1000 x 5000). Past T 4096 a block holds less than a 32-byte sector of a row (4 float32 or 2
 // float64 channels), and the call stays resident only while its grid fits one block per SM: 6000
-// x 200 stays resident, 6000 x 1000 takes the chunked schedule (on a device of 100 to 249 SMs). The
-// other variants run the chunked schedule on the same shapes. Every result within the bound, and
-// the same bits over ten runs on the device.
+// x 200 stays resident; 6000 x 1000 takes the slab schedule in float32 (S a multiple of 4 past T
+// 4096, as the variable forward and the constant backward do there) and the chunked one in
+// float64 (on a device of 100 to 249 SMs). The other variants run their own schedules on the same
+// shapes. Every result within the bound, and the same bits over ten runs on the device.
 template <class T>
 void resident_edges(uint32_t seed) {
   fast_shapes_within_bound<T>({{33, 13},
@@ -537,9 +564,10 @@ void resident_edges(uint32_t seed) {
 // shapes put T at whole rounds of each block, one step past them and a partial last round (3000),
 // S at a multiple of 16 and at 4 past one (the last block's last three row pieces idle); T 4096 x
 // S 512 at the rule's edge (resident or chunked) and T 4097 x S 516 past it (slab); S 514 (not a
-// multiple of 4: the other schedules); T at the range's end. The backwards and float64 run their
-// own schedules on the same shapes. Every result within the bound, and the same bits over ten
-// runs on the device.
+// multiple of 4: the other schedules); T at the range's end. The constant backward takes its own
+// slab (8 channels a block, rounds of 1024 rows in reverse time) at the same shapes; the variable
+// backward and float64 run their own schedules. Every result within the bound, and the same bits
+// over ten runs on the device.
 template <class T>
 void slab_edges(uint32_t seed) {
   fast_shapes_within_bound<T>({{2048, 1024},
@@ -689,8 +717,8 @@ TEST_F(Scan, ResidentScheduleEdgesStayWithinTheBoundAndRepeatFloat64) {
 // x S 70 the backwards, the float32 constant one on its split schedule; T 9000 x S 130 every
 // op); T 64 x S 20000 has enough channels that the
 // launcher may take the exact schedule for the whole call; T 5000 x S 520 takes the slab schedule
-// in the float32 constant forward (marks in the first block of 16 channels and in the last,
-// partial one).
+// in the float32 forwards and constant backward (marks in the first block and in the last one,
+// partial in the forwards' blocks of 16 channels).
 template <class T>
 void marked_channels_follow_the_recurrence(uint32_t seed) {
   DeterministicScope scope(false);

@@ -12,12 +12,12 @@
 // (a2, b2) o (a1, b1) = (a2*a1, a2*b1 + b2). Sequences of at most kExactMaxSteps steps take the
 // exact schedule in either mode (its results are valid for the fast contract too), and so do
 // calls with enough channels to fill the device with exact-schedule blocks (exact_is_faster);
-// the forwards take the slab schedule in float32 where S is a multiple of 4 and at least 1024
-// (512 past T 4096) and T is from kScanSlabMinSteps to the resident range's end (slab_takes); the
-// constant forward takes the resident schedule otherwise where the sequence fits a block
-// (unless its blocks would read part-sectors of rows in more than one wave, schedule_of); the rest
-// take the rows schedule up to scan_rows_max_state channels (128 in the forwards, 64 in the
-// backwards) and the chunked one beyond.
+// the forwards and the constant backward take the slab schedule in float32 where S is a multiple
+// of 4 and at least 1024 (512 past T 4096) and T is from kScanSlabMinSteps to the resident
+// range's end (slab_takes); the constant forward takes the resident schedule otherwise where the
+// sequence fits a block (unless its blocks would read part-sectors of rows in more than one wave,
+// schedule_of); the rest take the rows schedule up to scan_rows_max_state channels (128 in the
+// forwards, 64 in the backwards) and the chunked one beyond.
 //
 // Resident schedule (the constant forward, T up to scan_resident_max_steps: 8192 in float32 and
 // float64): a block of up to 1024 threads holds C adjacent channels (a power of two up to
@@ -32,13 +32,15 @@
 // with two to five operand arrays per step, measured slower on such blocks than on the chunked
 // schedule.)
 //
-// Slab schedule (float32, the forwards, T from kScanSlabMinSteps to the resident range's end, S a
-// multiple of 4 from 1024 channels, or from 512 past T 4096): a block of 512 threads holds 16
-// adjacent channels for the whole sequence and moves it in rounds of rows, a few rows of 4
-// channels a thread (8 in the constant forward, 4 in the variable one: kScanSlabBlocks), the next
-// round's loads in flight during a round's scan; the same composition as the resident schedule
-// within a round (warp scan, warp aggregates in order; the variable forward composes pairs), the
-// round's carry passed on in shared memory, and the same in-block recompute of marked channels.
+// Slab schedule (float32, the forwards and the constant backward, T from kScanSlabMinSteps to the
+// resident range's end, S a multiple of 4 from 1024 channels, or from 512 past T 4096): a block of
+// 512 threads holds a few adjacent channels (16 in the forwards, 8 in the backward) for the whole
+// sequence and moves it in rounds of rows, a few rows of 4 channels a thread (8 in the constant
+// forward, 4 in the variable one and the backward: kScanSlabBlocks), the next round's loads in
+// flight during a round's scan; the same composition as the resident schedule within a round
+// (warp scan, warp aggregates in order; the variable forward composes pairs), the round's carry
+// passed on in shared memory, and the same in-block recompute of marked channels. The backward
+// runs in reverse time and folds the constant variant's dA, dB in the block by a fixed tree.
 //
 // Chunked schedule (fast mode, longer sequences). A single pass: a block takes a chunk of L = 8*K
 // time steps (K = scan_segment_steps: in float32 32 in the constant forward, 12 in the variable
@@ -269,20 +271,24 @@ ResidentPlan resident_plan(uint64_t steps, uint64_t state, size_t element_bytes,
 // (when given) receives the launch geometry the rule was decided on.
 enum class Schedule { exact, resident, slab, rows, chunked };
 
-// Whether the slab schedule takes a forward whose sequence a block could hold (T <=
-// scan_resident_max_steps): float32, S a multiple of 4 (whole 16-byte row pieces), T at
-// least kScanSlabMinSteps, and S at least 1024, or at least 512 past T 4096. On the H200 (float32,
-// T 2048 to 8192, S 128 to 8192, 2026-12-05) the slab took less time than the schedule the call
-// had at every S >= 1024 (T 4096 x S 1024 14.1 against 16.9 us resident, T 8192 x S 1024 23.3
-// against 39.9 chunked, T 3000 x S 2048 15.1 against 27.4), and at S 512 from T 6144 on (18.3
-// against 23.1 us) but not at T 2048 or 4096 (9.4 against 8.6, 13.8 against 13.3); below 512
+// Whether the slab schedule takes a forward or a constant backward whose sequence a block could
+// hold (T <= scan_resident_max_steps): float32, S a multiple of 4 (whole 16-byte row pieces), T
+// at least kScanSlabMinSteps, and S at least 1024, or at least 512 past T 4096. On the H200
+// (float32, T 2048 to 8192, S 128 to 8192, 2026-12-05) the slab took less time than the schedule
+// the call had at every S >= 1024 (T 4096 x S 1024 14.1 against 16.9 us resident, T 8192 x S
+// 1024 23.3 against 39.9 chunked, T 3000 x S 2048 15.1 against 27.4), and at S 512 from T 6144 on
+// (18.3 against 23.1 us) but not at T 2048 or 4096 (9.4 against 8.6, 13.8 against 13.3); below 512
 // channels its blocks are too few (S / 16) to move the rows as fast. The variable forward on the
 // same rule (H200, 2026-12-05): T 4096 x S 1024 24.6 against 30.6 us chunked, T 8192 x S 1024 44.6
-// against 50.4. The backwards on slab blocks of 256 threads (the constant 8 rows a thread, the
-// variable 4) measured slower than their chunked schedule at those shapes (53.7 against 36.5 and
-// 53.6 against 45.9 us at T 4096, 108.2 against 62.1 and 103.6 against 81.6 at T 8192: at S 1024
-// the 64 blocks of 255 and 203 registers a thread leave half the SMs idle), so they keep it.
-// Calls with enough channels for the exact schedule take it first (schedule_of).
+// against 50.4. The constant backward on blocks of 8 channels (512 threads of 4 rows, 128 blocks
+// at S 1024; H100, 2026-12-06) took 0.79-0.83 of the chunked time at S 1024 (T 2048 18.6 against
+// 23.6 us, T 4096 32.0 against 40.1, T 6144 45.4 against 55.3, T 8192 58.6 against 70.4), 0.90-0.95
+// at S 2048 and 4096, 0.97 at T 4097 x S 516 and 1.00 at T 8192 x S 512. The backwards on blocks
+// of 16 channels and 256 threads (the constant 8 rows a thread, the variable 4; H200, 2026-12-05)
+// measured slower than chunked (53.7 against 36.5 and 53.6 against 45.9 us at T 4096: the 64
+// blocks of 255 and 203 registers a thread leave half the SMs idle), so the variable backward
+// keeps the chunked schedule. Calls with enough channels for the exact schedule take it first
+// (schedule_of).
 bool slab_takes(uint64_t steps, uint64_t state, size_t element_bytes) {
   return steps <= scan_resident_max_steps(element_bytes) && element_bytes == 4 && state % 4 == 0 &&
          steps >= kScanSlabMinSteps && (state >= 1024 || (state >= 512 && steps > 4096));
@@ -293,14 +299,17 @@ Schedule schedule_of(uint64_t steps, uint64_t state, size_t element_bytes, Varia
   if (exact || state == 0 || steps <= kExactMaxSteps) return Schedule::exact;
   const uint32_t sms = current_sm_count(op);
   if (exact_is_faster(steps, state, v, sms)) return Schedule::exact;
-  // The other variants' operands per step (two to five arrays) measured slower on blocks that
-  // hold whole sequences than on the chunked schedule.
+  // The variable backward's five operand arrays a step measured slower on slab blocks than on
+  // the chunked schedule (slab_takes), and every variant but the constant forward on resident
+  // blocks.
   // Up to scan_rows_max_state channels, the rows schedule (a chunked tile of 32 channels would
   // idle lanes or hold T / L chunks in one look-back chain), unless the constant forward is
   // resident.
   const Schedule scan =
       state <= scan_rows_max_state(is_backward(v)) ? Schedule::rows : Schedule::chunked;
-  if (v == Variant::var_fwd && slab_takes(steps, state, element_bytes)) return Schedule::slab;
+  if ((v == Variant::var_fwd || v == Variant::bwd) && slab_takes(steps, state, element_bytes)) {
+    return Schedule::slab;
+  }
   if (v != Variant::fwd || steps > scan_resident_max_steps(element_bytes)) return scan;
   // Past T = 4096 a resident block holds fewer channels than a 32-byte sector, so its rows are
   // read and written in part-sectors; once its grid is more than one block per SM, the chunked
@@ -1979,7 +1988,7 @@ __global__ void __launch_bounds__(kResidentThreads)
 // slab_takes; scan.h). Described here for the constant forward; the variable forward follows it
 // with 4 rows a thread (below).
 //
-// A block holds C = kScanSlabChannels adjacent channels for the whole sequence and moves it in
+// A block holds C = kScanSlabFwd.channels adjacent channels for the whole sequence and moves it in
 // rounds of R = G U rows: thread tid takes the 4 channels of lane l = tid % (C / 4) (one 16-byte
 // access a row) and group g = tid / (C / 4), rows r0 + g U to r0 + g U + U - 1 of the round that
 // starts at r0. The loads of the next round are issued before the current round's scan, so a
@@ -2000,7 +2009,8 @@ __global__ void __launch_bounds__(kResidentThreads)
 // fl(fl(A h) + b_t) from the carry, non-finite whatever h. After a barrier that follows every
 // write of the block, thread c < C recomputes its channel on the literal recurrence if marked.
 
-constexpr int kSlabChannels = static_cast<int>(kScanSlabChannels);
+constexpr int kSlabChannels = static_cast<int>(kScanSlabFwd.channels);
+static_assert(kScanSlabVarFwd.channels == kScanSlabFwd.channels, "the forwards' slabs are alike");
 constexpr int kSlabLanes = kSlabChannels / 4;  // threads a row
 constexpr int kSlabThreads = static_cast<int>(kScanSlabFwd.threads);
 constexpr int kSlabRows = static_cast<int>(kScanSlabFwd.rows);  // U: rows a thread takes a round
@@ -2010,8 +2020,8 @@ constexpr int kSlabWarps = kSlabThreads / 32;
 constexpr int kSlabWarpGroups = 32 / kSlabLanes;
 static_assert(kSlabChannels % 4 == 0 && 32 % kSlabLanes == 0, "whole float4 lanes in a warp");
 static_assert(kSlabChannels <= 32, "a block's marks fit one word");
-constexpr int kSlabLevels = static_cast<int>(kScanSlabLevels);
-static_assert(kSlabWarpGroups == 1 << kSlabLevels, "kScanSlabLevels: 2 to 8 groups a warp");
+constexpr int kSlabLevels = static_cast<int>(scan_slab_levels(kScanSlabFwd));
+static_assert(kSlabWarpGroups == 1 << kSlabLevels, "scan_slab_levels: 2 to 16 groups a warp");
 
 struct Lane4 {
   float v[4];
@@ -2030,26 +2040,34 @@ TLRT_DEVICE_INLINE void store4(float* p, const Lane4& v) {
                : "memory");
 }
 
-TLRT_DEVICE_INLINE Lane4 mul4(const Lane4& p, const Lane4& q) {
+// The Lane4 of f(0) .. f(3): the componentwise helpers below.
+template <class F>
+TLRT_DEVICE_INLINE Lane4 each4(F f) {
   Lane4 r;
 #pragma unroll
-  for (int i = 0; i < 4; ++i) r.v[i] = mul_rn(p.v[i], q.v[i]);
+  for (int i = 0; i < 4; ++i) r.v[i] = f(i);
   return r;
+}
+
+TLRT_DEVICE_INLINE Lane4 mul4(const Lane4& p, const Lane4& q) {
+  return each4([&](int i) { return mul_rn(p.v[i], q.v[i]); });
+}
+
+TLRT_DEVICE_INLINE Lane4 add4(const Lane4& p, const Lane4& q) {
+  return each4([&](int i) { return add_rn(p.v[i], q.v[i]); });
 }
 
 // fl(fl(a h) + b), componentwise.
 TLRT_DEVICE_INLINE Lane4 step4(const Lane4& a, const Lane4& h, const Lane4& b) {
-  Lane4 r;
-#pragma unroll
-  for (int i = 0; i < 4; ++i) r.v[i] = step(a.v[i], h.v[i], b.v[i]);
-  return r;
+  return each4([&](int i) { return step(a.v[i], h.v[i], b.v[i]); });
 }
 
 TLRT_DEVICE_INLINE Lane4 shfl_up4(const Lane4& v, int d) {
-  Lane4 r;
-#pragma unroll
-  for (int i = 0; i < 4; ++i) r.v[i] = __shfl_up_sync(kFullMask, v.v[i], d);
-  return r;
+  return each4([&](int i) { return __shfl_up_sync(kFullMask, v.v[i], d); });
+}
+
+TLRT_DEVICE_INLINE Lane4 shfl_xor4(const Lane4& v, int m) {
+  return each4([&](int i) { return __shfl_xor_sync(kFullMask, v.v[i], m); });
 }
 
 // Bit i set where component i is not finite.
@@ -2315,6 +2333,208 @@ __global__ void __launch_bounds__(kSlabThreads)
     }
   }
   slab_recompute_marked<true>(in, out, place, marks, s_redo);
+}
+
+// The constant backward on the slab schedule (float32, slab_takes; kScanSlabBwd): a block of 512
+// threads holds C = 8 adjacent channels (2 lanes of one 16-byte access a row: one 32-byte sector)
+// for the whole sequence and moves it in reverse time in rounds of R = 1024 rows, 256 groups of U =
+// 4 consecutive positions u = T-1-t a thread. A round's dY is loaded a round ahead; its out
+// (hprev) and X are loaded at the round's start and used after the round's scan. The scan is the
+// constant forward slab's (16 groups a warp, 4 levels) with coefficient A, bias dY and carry +0,
+// the step at u = 0 taking coefficient 0 (fl(+0 + dY)); each thread then runs its U steps
+// literally, writes dX = fl(g B) and adds fl(g hprev) and fl(g X) to its own sums in its order.
+// The block folds the threads' sums by a fixed tree (butterflies over a warp's groups, then the
+// 16 warps in order), so results repeat bit for bit. Marks: a coefficient outside [-1, 1] (or
+// NaN), a non-finite g, dX or dH0, or a non-finite sum (a non-finite fl(g hprev) or fl(g X) makes
+// it one); after a barrier that follows every write of the block, thread c < C recomputes its
+// channel on the literal recurrence if marked. On the H100 (2026-12-06) it took 0.79 and 0.83 of
+// the chunked kernel's time at T 4096 and 8192 x S 1024 (docs/BENCH.md); 16 channels a block, or
+// 2 rows a thread, measured slower than this block.
+constexpr int kBwdSlabChannels = static_cast<int>(kScanSlabBwd.channels);
+constexpr int kBwdSlabThreads = static_cast<int>(kScanSlabBwd.threads);
+constexpr int kBwdSlabRows = static_cast<int>(kScanSlabBwd.rows);  // U
+constexpr int kBwdSlabLanes = kBwdSlabChannels / 4;
+constexpr int kBwdSlabGroups = kBwdSlabThreads / kBwdSlabLanes;
+constexpr int kBwdSlabRound = kBwdSlabGroups * kBwdSlabRows;
+constexpr int kBwdSlabWarps = kBwdSlabThreads / 32;
+constexpr int kBwdSlabWarpGroups = 32 / kBwdSlabLanes;
+constexpr int kBwdSlabLevels = static_cast<int>(scan_slab_levels(kScanSlabBwd));
+static_assert(kBwdSlabWarpGroups == 1 << kBwdSlabLevels, "whole levels of groups a warp");
+static_assert(kBwdSlabChannels <= 32, "a block's marks fit one word");
+
+__global__ void __launch_bounds__(kBwdSlabThreads, 1)
+    scan_bwd_slab(ScanOperands<float> in, const float* __restrict__ out,
+                  const float* __restrict__ dy, ScanGradients<float> grad) {
+  constexpr int L = kBwdSlabLanes, WG = kBwdSlabWarpGroups, NL = kBwdSlabLevels;
+  constexpr int W = kBwdSlabWarps, U = kBwdSlabRows;
+  __shared__ Lane4 s_agg[2][W][L];
+  __shared__ Lane4 s_carry[2][L];
+  __shared__ Lane4 s_pw[NL + 1][L];  // A^(U 2^k) for the warp scan; [NL]: a warp aggregate's
+  __shared__ Lane4 s_ag[WG][L];      // A^(U gi): the groups before group gi of a warp
+  __shared__ Lane4 s_sum[2][W][L];   // the warps' sums of fl(g hprev) and fl(g X)
+  __shared__ unsigned s_redo;
+  const int tid = threadIdx.x, l = tid % L, grp = tid / L, warp = tid / 32, gi = grp % WG;
+  const uint64_t S = in.state, steps = in.steps;
+  const uint64_t col = static_cast<uint64_t>(blockIdx.x) * kBwdSlabChannels + 4 * l;
+  const bool live = col < S;  // S is a multiple of 4: a lane's channels are all in or all out
+  const Lane4 zero = {{0, 0, 0, 0}};
+  Lane4 a = {{1, 1, 1, 1}}, bc = zero;
+  unsigned marks = 0;
+  if (live) {
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      a.v[i] = load(in.a + col + i);
+      bc.v[i] = load(in.b + col + i);
+      if (!(fabsf(a.v[i]) <= 1.0f)) marks |= 1u << i;
+    }
+  }
+  if (tid < 32) {  // warp 0 forms the powers of A: group gi of lane l
+    Lane4 pw[NL + 1];
+    pw[0] = a;
+#pragma unroll
+    for (int u = 1; u < U; ++u) pw[0] = mul4(pw[0], a);
+#pragma unroll
+    for (int k = 1; k <= NL; ++k) pw[k] = mul4(pw[k - 1], pw[k - 1]);
+    if (gi == 0) {
+#pragma unroll
+      for (int k = 0; k <= NL; ++k) s_pw[k][l] = pw[k];
+      s_carry[0][l] = zero;
+    }
+    Lane4 ag = {{1, 1, 1, 1}};
+    bool set = false;
+#pragma unroll
+    for (int k = 0; k < NL; ++k) {
+      if (gi & (1 << k)) {
+        ag = set ? mul4(ag, pw[k]) : pw[k];
+        set = true;
+      }
+    }
+    s_ag[gi][l] = ag;
+  }
+  if (tid == 0) s_redo = 0;
+  __syncthreads();
+
+  // This thread's positions in the round from r0: u = r0 + grp U + k (t = T-1-u), k < n.
+  auto inside = [&](uint64_t r0) -> uint64_t {
+    const uint64_t u = r0 + static_cast<uint64_t>(grp) * U;
+    const uint64_t n = !live || u >= steps ? 0 : steps - u;
+    return n < static_cast<uint64_t>(U) ? n : U;
+  };
+  auto load_dy = [&](Lane4(&d)[U], uint64_t r0) {
+    const uint64_t n = inside(r0);
+    const float* p =
+        dy + (n == 0 ? 0 : (steps - 1 - r0 - static_cast<uint64_t>(grp) * U) * S + col);
+#pragma unroll
+    for (int k = 0; k < U; ++k) {
+      d[k] = static_cast<uint64_t>(k) < n ? load4(p) : zero;
+      p -= S;
+    }
+  };
+  Lane4 dv[U], dn[U], hp[U], xv[U];
+  load_dy(dv, 0);
+  Lane4 sa = zero, sb = zero, g = zero;
+  int parity = 0;
+  for (uint64_t r0 = 0; r0 < steps; r0 += kBwdSlabRound, parity ^= 1) {
+    const bool more = r0 + kBwdSlabRound < steps;
+    if (more) load_dy(dn, r0 + kBwdSlabRound);
+    const uint64_t n = inside(r0);
+    // t of this thread's first row (0 when it has none: nothing below is read or written then).
+    const uint64_t t0 = n == 0 ? 0 : steps - 1 - r0 - static_cast<uint64_t>(grp) * U;
+    {
+      const float* px = in.x + t0 * S + col;
+      const float* po = out + (t0 == 0 ? 0 : (t0 - 1) * S + col);  // out_{t-1}
+#pragma unroll
+      for (int k = 0; k < U; ++k) {
+        if (static_cast<uint64_t>(k) < n) {
+          xv[k] = load4(px);
+          if (t0 == static_cast<uint64_t>(k)) {  // t = 0: hprev is h0
+#pragma unroll
+            for (int i = 0; i < 4; ++i) hp[k].v[i] = load(in.h0 + col + i);
+          } else {
+            hp[k] = load4(po);
+          }
+        } else {
+          xv[k] = hp[k] = zero;
+        }
+        px -= S;
+        po -= S;
+      }
+    }
+    // The group's map from +0 (coefficient A^U), then the inclusive scan across the warp's groups.
+    Lane4 incl = dv[0];
+#pragma unroll
+    for (int k = 1; k < U; ++k) incl = step4(a, incl, dv[k]);
+#pragma unroll
+    for (int k = 0; k < NL; ++k) {
+      const int d = 1 << k;
+      const Lane4 o = shfl_up4(incl, L * d);
+      if (gi >= d) incl = step4(s_pw[k][l], o, incl);
+    }
+    const Lane4 excl = shfl_up4(incl, L);
+    if (gi == WG - 1) s_agg[parity][warp][l] = incl;
+    __syncthreads();
+    // g before this group: the round's carry-in, the earlier warps' aggregates in warp order, then
+    // the earlier groups of this warp.
+    g = s_carry[parity][l];
+    const Lane4 aw = s_pw[NL][l];
+    for (int w = 0; w < warp; ++w) g = step4(aw, g, s_agg[parity][w][l]);
+    if (gi > 0) g = step4(s_ag[gi][l], g, excl);
+    float* pdx = grad.dx + t0 * S + col;
+#pragma unroll
+    for (int k = 0; k < U; ++k) {
+      if (static_cast<uint64_t>(k) < n) {
+        g = step4(r0 == 0 && grp == 0 && k == 0 ? zero : a, g, dv[k]);
+        const Lane4 dx = mul4(g, bc);
+        store4(pdx, dx);
+        sa = add4(sa, mul4(g, hp[k]));
+        sb = add4(sb, mul4(g, xv[k]));
+        marks |= nonfinite4(g) | nonfinite4(dx);
+        if (t0 == static_cast<uint64_t>(k)) {  // t = 0
+          const Lane4 dh0 = mul4(g, a);
+#pragma unroll
+          for (int i = 0; i < 4; ++i) grad.dh0[col + i] = dh0.v[i];
+          marks |= nonfinite4(dh0);
+        }
+      }
+      pdx -= S;
+    }
+    if (grp == kBwdSlabGroups - 1) s_carry[parity ^ 1][l] = g;
+    if (more) {
+#pragma unroll
+      for (int k = 0; k < U; ++k) dv[k] = dn[k];
+    }
+  }
+  // The threads' sums: butterflies over the groups of a warp (the same lane l), then the warps in
+  // order.
+#pragma unroll
+  for (int m = 16; m >= L; m >>= 1) {
+    sa = add4(sa, shfl_xor4(sa, m));
+    sb = add4(sb, shfl_xor4(sb, m));
+  }
+  if (gi == 0) {
+    s_sum[0][warp][l] = sa;
+    s_sum[1][warp][l] = sb;
+  }
+  __syncthreads();
+  if (tid < L && live) {
+    Lane4 fa = s_sum[0][0][l], fb = s_sum[1][0][l];
+    for (int w = 1; w < W; ++w) {
+      fa = add4(fa, s_sum[0][w][l]);
+      fb = add4(fb, s_sum[1][w][l]);
+    }
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      grad.da[col + i] = fa.v[i];
+      grad.db[col + i] = fb.v[i];
+    }
+    marks |= nonfinite4(fa) | nonfinite4(fb);
+  }
+  if (marks != 0) atomicOr(&s_redo, marks << (4 * l));
+  __syncthreads();  // every fast output of the block is written, every mark set
+  const uint64_t c = static_cast<uint64_t>(blockIdx.x) * kBwdSlabChannels + tid;
+  if (tid < kBwdSlabChannels && c < S && ((s_redo >> tid) & 1u) != 0) {
+    bwd_channel_exact<float, false>(in, out, dy, grad, c);
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -2598,7 +2818,10 @@ void selective_scan_bwd_cuda(const ScanOperands<T>& in, const T* out, const T* d
   const Variant v = in.variable ? Variant::var_bwd : Variant::bwd;
   const Schedule schedule = schedule_of(in.steps, in.state, sizeof(T), v, exact, op);
   const dim3 exact_blocks = exact_grid(in.state, op);
-  if (schedule == Schedule::exact) {
+  // The slab schedule's calls whose (T, S) arrays are not 16-byte aligned (no tlrt buffer is
+  // such) take the exact schedule, which needs no workspace either.
+  const bool slab_arrays = aligned16(in.x) && aligned16(out) && aligned16(dy) && aligned16(grad.dx);
+  if (schedule == Schedule::exact || (schedule == Schedule::slab && !slab_arrays)) {
     if (in.variable) {
       scan_bwd_exact<T, true><<<exact_blocks, kExactThreads, 0, stream>>>(in, out, dy, grad);
     } else {
@@ -2614,6 +2837,17 @@ void selective_scan_bwd_cuda(const ScanOperands<T>& in, const T* out, const T* d
       launch_rows<T, Variant::bwd>(in, nullptr, out, dy, grad, workspace, stream, op);
     }
     return;
+  }
+  if constexpr (std::is_same_v<T, float>) {
+    if (schedule == Schedule::slab) {  // the constant variant (schedule_of)
+      const uint64_t blocks = (in.state + kBwdSlabChannels - 1) / kBwdSlabChannels;
+      if (blocks > 0x7fffffffu)
+        fail(ErrorKind::invalid_argument, op, "state exceeds the CUDA grid");
+      scan_bwd_slab<<<static_cast<unsigned>(blocks), kBwdSlabThreads, 0, stream>>>(in, out, dy,
+                                                                                   grad);
+      check_launch(op);
+      return;
+    }
   }
   const FastPlan p = fast_plan(in.steps, in.state, sizeof(T), v);
   constexpr int K = fast_steps_per_thread(sizeof(T), ScanPass::backward);

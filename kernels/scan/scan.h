@@ -11,15 +11,15 @@
 //  - exact: one thread per channel running the literal recurrence (bit-identical to the
 //    reference backend), used when the runtime's deterministic setting is on;
 //  - fast: a scan of the affine maps h -> a*h + b over time, within the bound derived in
-//    docs/NUMERICS.md: for the forwards in float32 with S a multiple of 4 and at least 512
-//    channels, slab (a block holds 16 channels for the whole sequence and moves it in rounds of
-//    rows) where the sequence fits in a block; for the constant forward, otherwise resident (a
-//    block holds whole sequences of a few channels on chip; neither needs workspace); for up to
-//    scan_rows_max_state channels (128 in the forwards, 64 in the backwards), rows (blocks of
-//    contiguous rows, carries from fixed groups of chunk maps); otherwise single-pass chunked
-//    (decoupled look-back between chunks), or, for the float32 constant backward with few tiles
-//    of 32 channels, the same chunks split into three launches (the chunk maps, their serial
-//    chain, the steps) with the same bits.
+//    docs/NUMERICS.md: for the forwards and the constant backward in float32 with S a multiple
+//    of 4 and at least 512 channels, slab (a block holds 8 or 16 channels for the whole sequence
+//    and moves it in rounds of rows) where the sequence fits in a block; for the constant forward,
+//    otherwise resident (a block holds whole sequences of a few channels on chip; neither needs
+//    workspace); for up to scan_rows_max_state channels (128 in the forwards, 64 in the backwards),
+//    rows (blocks of contiguous rows, carries from fixed groups of chunk maps); otherwise
+//    single-pass chunked (decoupled look-back between chunks), or, for the float32 constant
+//    backward with few tiles of 32 channels, the same chunks split into three launches (the chunk
+//    maps, their serial chain, the steps) with the same bits.
 // Extents arrive validated (T, S > 0: empty cases are handled by the dispatch).
 #pragma once
 
@@ -63,22 +63,27 @@ constexpr uint64_t scan_resident_max_steps(size_t element_bytes) {
   return kScanResidentThreads * scan_resident_steps(element_bytes) / (16 / element_bytes);
 }
 
-// Slab-schedule geometry (the float32 forwards, T from kScanSlabMinSteps to
-// scan_resident_max_steps where S is a multiple of 4, at least 1024, or 512 past T 4096; the rule
-// is slab_takes in kernels/scan/scan.cu): a block holds kScanSlabChannels channels for the whole
-// sequence and moves it in rounds, each thread a few consecutive rows of 4 channels a round. Each
-// forward has its own block (threads, rows a thread): the constant 512 x 8, the variable 512 x 4
-// (three operand arrays a row).
+// Slab-schedule geometry (float32, T from kScanSlabMinSteps to scan_resident_max_steps where S is
+// a multiple of 4, at least 1024, or 512 past T 4096; the rule is slab_takes in
+// kernels/scan/scan.cu; the two forwards and the constant backward): a block holds a few channels
+// for the whole sequence and moves it in rounds, each thread a few consecutive rows of 4 channels
+// a round. Each variant has its own block (threads, rows a thread, channels a block): the constant
+// forward 512 x 8 x 16, the variable forward 512 x 4 x 16 (three operand arrays a row), the
+// constant backward 512 x 4 x 8 (three operand arrays a row, in reverse time).
 struct ScanSlabBlock {
-  uint64_t threads, rows;
+  uint64_t threads, rows, channels;
 };
-constexpr uint64_t kScanSlabChannels = 16;
 constexpr uint64_t kScanSlabMinSteps = 2048;
-constexpr ScanSlabBlock kScanSlabFwd = {512, 8};
-constexpr ScanSlabBlock kScanSlabVarFwd = {512, 4};
-constexpr ScanSlabBlock kScanSlabBlocks[] = {kScanSlabFwd, kScanSlabVarFwd};
-// Levels of the warp scan over the groups of rows of a warp (32 / (C / 4) groups).
-constexpr uint64_t kScanSlabLevels = kScanSlabChannels == 16 ? 3 : kScanSlabChannels == 32 ? 2 : 1;
+constexpr ScanSlabBlock kScanSlabFwd = {512, 8, 16};
+constexpr ScanSlabBlock kScanSlabVarFwd = {512, 4, 16};
+constexpr ScanSlabBlock kScanSlabBwd = {512, 4, 8};
+constexpr ScanSlabBlock kScanSlabBlocks[] = {kScanSlabFwd, kScanSlabVarFwd, kScanSlabBwd};
+// Levels of a slab block's warp scan over the groups of rows of a warp (32 / (C / 4) groups: 2 to
+// 16).
+constexpr uint64_t scan_slab_levels(const ScanSlabBlock& b) {
+  const uint64_t groups = 32 / (b.channels / 4);
+  return groups >= 16 ? 4 : groups >= 8 ? 3 : groups >= 4 ? 2 : 1;
+}
 
 // Rows-schedule geometry (the fast schedule of every variant at few channels, S up to
 // scan_rows_max_state, where a tile of 32 channels would idle lanes or hold hundreds of chunks in

@@ -22,14 +22,14 @@
 // exceed the grid), one node per chunk passed (a later member of a group, or a group map applied
 // to the carry), the application of the segment-exclusive prefix and its own <= K steps: d <= 2K
 // + 16 + floor(t / R) with R >= K rows a chunk (K of the rows schedule, 33 in float32, 17 in
-// float64). The slab schedule's (for each forward's block, kScanSlabBlocks: rounds of R rows,
-// U a thread, W warps): <= U steps of the source group, <= kScanSlabLevels levels of the warp scan,
-// then in each round from the source's to the output's <= W - 1 warp aggregates, the warp-exclusive
-// prefix and <= U steps: d <= U + kScanSlabLevels + (floor(t / R) + 1)(W + U) (the constant
-// forward's stays below the rows schedule's at every t, the variable forward's passes it by at
-// most 13 nodes from t 6656 on; docs/NUMERICS.md). The bound takes the largest depth at each
-// position, so it covers whichever schedule runs. Hence |fast_t - exact_t| <= (gamma_{2(t+1)} +
-// gamma_{2d+t+1}) H_t (the code adds one to each index).
+// float64). The slab schedule's (for each block of kScanSlabBlocks: rounds of R rows, U a thread,
+// W warps, l = scan_slab_levels): <= U steps of the source group, <= l levels of the warp scan,
+// then in each round from the source's to the output's <= W - 1 warp aggregates, the
+// warp-exclusive prefix and <= U steps: d <= U + l + (floor(t / R) + 1)(W + U) (the constant
+// forward's and the constant backward's stay below the rows schedule's at every t, the variable
+// forward's passes it by at most 13 nodes from t 6656 on; docs/NUMERICS.md). The bound takes the
+// largest depth at each position, so it covers whichever schedule runs. Hence |fast_t - exact_t| <=
+// (gamma_{2(t+1)} + gamma_{2d+t+1}) H_t (the code adds one to each index).
 #pragma once
 
 #include <cmath>
@@ -66,11 +66,11 @@ long double scan_state_factor(uint64_t pos) {
   const uint64_t resident = 2 * scan_resident_steps(sizeof(T)) + 37;
   const uint64_t k_rows = scan_rows_steps(sizeof(T));
   const uint64_t rows = 2 * k_rows + 16 + pos / k_rows;
-  // The slab blocks of the forwards (scan.h).
+  // The slab blocks (scan.h).
   uint64_t slab = 0;
   for (const ScanSlabBlock& b : kScanSlabBlocks) {
-    const uint64_t round = b.threads / (kScanSlabChannels / 4) * b.rows;
-    const uint64_t d = b.rows + kScanSlabLevels + (pos / round + 1) * (b.threads / 32 + b.rows);
+    const uint64_t round = b.threads / (b.channels / 4) * b.rows;
+    const uint64_t d = b.rows + scan_slab_levels(b) + (pos / round + 1) * (b.threads / 32 + b.rows);
     slab = d > slab ? d : slab;
   }
   uint64_t depth = chunked > resident ? chunked : resident;

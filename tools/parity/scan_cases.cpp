@@ -7,10 +7,10 @@
 //   * "<op> [deterministic]": the subject with the setting on (one thread per channel, the literal
 //     recurrence), bit-exact against the reference backend.
 // Shapes: T and S from {1, 2, 3, 17, 1000, 4096} in pairs that reach both the channel-parallel and
-// the time-parallel extremes, T = 100000 x S = 4, and T 2048 x S 1028 (the float32 constant
-// forward's slab schedule, its last block partial), and with --shapes N more (T, S) drawn from the
-// seed. Inputs: |A| < 1 in most channels, |A| in
-// [1, 1.01) in every seventh; B, X, h0, out, dY in [-1, 1]; the "specials" recipes put NaN and
+// the time-parallel extremes, T = 100000 x S = 4, and T 2048 x S 1028 (the float32 slab
+// schedule of the forwards and the constant backward, the last block partial), and with --shapes N
+// more (T, S) drawn from the seed. Inputs: |A| < 1 in most channels, |A| in [1, 1.01) in every
+// seventh; B, X, h0, out, dY in [-1, 1]; the "specials" recipes put NaN and
 // +-inf into X and dY (where the reference is NaN the subject must be NaN; where H is not finite
 // the bound says nothing else). The oracle (without a GPU, or with --oracle) checks the reference
 // backend bit for bit against an independent host recurrence.
