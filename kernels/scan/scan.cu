@@ -2339,14 +2339,14 @@ __global__ void __launch_bounds__(kSlabThreads)
 // threads holds C = 8 adjacent channels (2 lanes of one 16-byte access a row: one 32-byte sector)
 // for the whole sequence and moves it in reverse time in rounds of R = 1024 rows, 256 groups of U =
 // 4 consecutive positions u = T-1-t a thread. A round's dY is loaded a round ahead; its out
-// (hprev) and X are loaded at the round's start and used after the round's scan. The scan is the
-// constant forward slab's (16 groups a warp, 4 levels) with coefficient A, bias dY and carry +0,
-// the step at u = 0 taking coefficient 0 (fl(+0 + dY)); each thread then runs its U steps
-// literally, writes dX = fl(g B) and adds fl(g hprev) and fl(g X) to its own sums in its order.
-// The block folds the threads' sums by a fixed tree (butterflies over a warp's groups, then the
-// 16 warps in order), so results repeat bit for bit. Marks: a coefficient outside [-1, 1] (or
-// NaN), a non-finite g, dX or dH0, or a non-finite sum (a non-finite fl(g hprev) or fl(g X) makes
-// it one); after a barrier that follows every write of the block, thread c < C recomputes its
+// (hprev) and X are loaded at the round's start and used after the round's scan. The scan is
+// composed as in the constant forward's slab (here 16 groups a warp, 4 levels) with coefficient A,
+// bias dY and carry +0, the step at u = 0 taking coefficient 0 (fl(+0 + dY)); each thread then runs
+// its U steps literally, writes dX = fl(g B) and adds fl(g hprev) and fl(g X) to its own sums in
+// its order. The block folds the threads' sums by a fixed tree (butterflies over a warp's groups,
+// then the 16 warps in order), so results repeat bit for bit. Marks: a coefficient outside [-1, 1]
+// (or NaN), a non-finite g, dX or dH0, or a non-finite sum (a non-finite fl(g hprev) or fl(g X)
+// makes it one); after a barrier that follows every write of the block, thread c < C recomputes its
 // channel on the literal recurrence if marked. On the H100 (2026-12-06) it took 0.79 and 0.83 of
 // the chunked kernel's time at T 4096 and 8192 x S 1024 (docs/BENCH.md); 16 channels a block, or
 // 2 rows a thread, measured slower than this block.
