@@ -359,6 +359,35 @@ TEST_F(Scan, NegativeZeroCotangentStartsFromPositiveZeroInTheFastSchedules) {
   }
 }
 
+// The slab blocks' depths against the rows schedule's, as docs/NUMERICS.md states them (float32,
+// K 33): the constant forward's (35 + 24 floor(t / 1024)) and the constant backward's (28 + 20
+// floor(t / 1024)) stay below it at every position of the slab range; the variable forward's (27 +
+// 20 floor(t / 512)) first passes it at t 6656 and by at most 13 nodes, at t 7680.
+TEST(ScanBound, SlabDepthsAgainstTheRowsScheduleAsDerived) {
+  using tlrt::kernels::scan_rows_depth;
+  using tlrt::kernels::scan_slab_depth;
+  EXPECT_EQ(scan_slab_depth(tlrt::kernels::kScanSlabFwd, 1024), 35u + 24u);
+  EXPECT_EQ(scan_slab_depth(tlrt::kernels::kScanSlabBwd, 1024), 28u + 20u);
+  EXPECT_EQ(scan_slab_depth(tlrt::kernels::kScanSlabVarFwd, 512), 27u + 20u);
+  uint64_t first_over = 0, most_over = 0, most_at = 0;
+  for (uint64_t t = 0; t < tlrt::kernels::scan_resident_max_steps(sizeof(float)); ++t) {
+    const uint64_t rows = scan_rows_depth<float>(t);
+    EXPECT_LT(scan_slab_depth(tlrt::kernels::kScanSlabFwd, t), rows) << t;
+    EXPECT_LT(scan_slab_depth(tlrt::kernels::kScanSlabBwd, t), rows) << t;
+    const uint64_t var = scan_slab_depth(tlrt::kernels::kScanSlabVarFwd, t);
+    if (var > rows) {
+      if (first_over == 0) first_over = t;
+      if (var - rows > most_over) {
+        most_over = var - rows;
+        most_at = t;
+      }
+    }
+  }
+  EXPECT_EQ(first_over, 6656u);
+  EXPECT_EQ(most_over, 13u);
+  EXPECT_EQ(most_at, 7680u);
+}
+
 TEST_F(Scan, ConstantGradientsFoldInReverseTime) {
   // A = 0 makes g_t = dY_t = 1; da_t = hprev_t = [1, 1e8, -1e8] and db_t = X_t likewise. The
   // reverse fold ((+0 + -1e8) + 1e8) + 1 = 1; the forward one (1 + 1e8) - 1e8 would be 0.

@@ -52,6 +52,19 @@ inline long double scan_gamma(long double m, long double u) {
   return mu < 1 ? mu / (1 - mu) : std::numeric_limits<long double>::infinity();
 }
 
+// The depth d of the paths to scan position `pos` in the rows schedule and in a slab block (the
+// derivations above).
+template <class T>
+uint64_t scan_rows_depth(uint64_t pos) {
+  const uint64_t k_rows = scan_rows_steps(sizeof(T));
+  return 2 * k_rows + 16 + pos / k_rows;
+}
+
+inline uint64_t scan_slab_depth(const ScanSlabBlock& b, uint64_t pos) {
+  const uint64_t round = b.threads / (b.channels / 4) * b.rows;
+  return b.rows + scan_slab_levels(b) + (pos / round + 1) * (b.threads / 32 + b.rows);
+}
+
 // The factor multiplying H at scan position `pos` (time order for the forward, reverse time
 // for the backward's g).
 template <class T>
@@ -64,13 +77,10 @@ long double scan_state_factor(uint64_t pos) {
     chunked = d > chunked ? d : chunked;
   }
   const uint64_t resident = 2 * scan_resident_steps(sizeof(T)) + 37;
-  const uint64_t k_rows = scan_rows_steps(sizeof(T));
-  const uint64_t rows = 2 * k_rows + 16 + pos / k_rows;
-  // The slab blocks (scan.h).
-  uint64_t slab = 0;
+  const uint64_t rows = scan_rows_depth<T>(pos);
+  uint64_t slab = 0;  // the deepest of the slab blocks (scan.h)
   for (const ScanSlabBlock& b : kScanSlabBlocks) {
-    const uint64_t round = b.threads / (b.channels / 4) * b.rows;
-    const uint64_t d = b.rows + scan_slab_levels(b) + (pos / round + 1) * (b.threads / 32 + b.rows);
+    const uint64_t d = scan_slab_depth(b, pos);
     slab = d > slab ? d : slab;
   }
   uint64_t depth = chunked > resident ? chunked : resident;
