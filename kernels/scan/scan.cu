@@ -2099,19 +2099,25 @@ TLRT_DEVICE_INLINE SlabPlace slab_place(uint64_t state) {
   return p;
 }
 
-// The end of a slab block: the thread's marks into the block's word, then, after a barrier that
-// follows every fast write of the block, thread c < C recomputes its channel on the literal
-// recurrence if marked.
+// The end of a slab block of C channels: the thread's marks (channels 4 l to 4 l + 3 of the
+// block) into the block's word, then, after a barrier that follows every fast write of the block,
+// thread c < C runs `redo` on its channel (the literal recurrence) if marked.
+template <int C, class Redo>
+TLRT_DEVICE_INLINE void slab_redo_marked(uint64_t state, int tid, int l, unsigned marks,
+                                         unsigned& s_redo, Redo redo) {
+  if (marks != 0) atomicOr(&s_redo, marks << (4 * l));
+  __syncthreads();  // every fast output of the block is written, every mark set
+  const uint64_t c = static_cast<uint64_t>(blockIdx.x) * C + tid;
+  if (tid < C && c < state && ((s_redo >> tid) & 1u) != 0) redo(c);
+}
+
+// The forwards' end of a slab block: marked channels recomputed by fwd_channel_exact.
 template <bool Var>
 TLRT_DEVICE_INLINE void slab_recompute_marked(const ScanOperands<float>& in, float* out,
                                               const SlabPlace& p, unsigned marks,
                                               unsigned& s_redo) {
-  if (marks != 0) atomicOr(&s_redo, marks << (4 * p.l));
-  __syncthreads();  // every fast output of the block is written, every mark set
-  const uint64_t c = static_cast<uint64_t>(blockIdx.x) * kSlabChannels + p.tid;
-  if (p.tid < kSlabChannels && c < in.state && ((s_redo >> p.tid) & 1u) != 0) {
-    fwd_channel_exact<float, Var>(in, out, c);
-  }
+  slab_redo_marked<kSlabChannels>(in.state, p.tid, p.l, marks, s_redo,
+                                  [&](uint64_t c) { fwd_channel_exact<float, Var>(in, out, c); });
 }
 
 __global__ void __launch_bounds__(kSlabThreads)
@@ -2529,20 +2535,23 @@ __global__ void __launch_bounds__(kBwdSlabThreads, 1)
     }
     marks |= nonfinite4(fa) | nonfinite4(fb);
   }
-  if (marks != 0) atomicOr(&s_redo, marks << (4 * l));
-  __syncthreads();  // every fast output of the block is written, every mark set
-  const uint64_t c = static_cast<uint64_t>(blockIdx.x) * kBwdSlabChannels + tid;
-  if (tid < kBwdSlabChannels && c < S && ((s_redo >> tid) & 1u) != 0) {
+  slab_redo_marked<kBwdSlabChannels>(S, tid, l, marks, s_redo, [&](uint64_t c) {
     bwd_channel_exact<float, false>(in, out, dy, grad, c);
-  }
+  });
 }
 
 // ---------------------------------------------------------------------------------------------
 
-dim3 exact_grid(uint64_t state, const char* op) {
-  const uint64_t blocks = (state + kExactThreads - 1) / kExactThreads;
+// The grid of a launch whose blocks hold `channels` adjacent channels each (the exact and slab
+// schedules).
+dim3 channel_grid(uint64_t state, uint64_t channels, const char* op) {
+  const uint64_t blocks = (state + channels - 1) / channels;
   if (blocks > 0x7fffffffu) fail(ErrorKind::invalid_argument, op, "state exceeds the CUDA grid");
   return dim3(static_cast<unsigned>(blocks));
+}
+
+dim3 exact_grid(uint64_t state, const char* op) {
+  return channel_grid(state, kExactThreads, op);
 }
 
 dim3 fast_grid(const FastPlan& p, const char* op) {
@@ -2773,14 +2782,11 @@ void selective_scan_fwd_cuda(const ScanOperands<T>& in, T* out, bool exact, void
   if (schedule == Schedule::slab) {  // float32 only
     if constexpr (std::is_same_v<T, float>) {
       if (slab_vectors) {
-        const uint64_t blocks = (in.state + kSlabChannels - 1) / kSlabChannels;
-        if (blocks > 0x7fffffffu) {
-          fail(ErrorKind::invalid_argument, op, "state exceeds the CUDA grid");
-        }
+        const dim3 blocks = channel_grid(in.state, kSlabChannels, op);
         if (in.variable) {
-          scan_var_fwd_slab<<<static_cast<unsigned>(blocks), kSlabThreads, 0, stream>>>(in, out);
+          scan_var_fwd_slab<<<blocks, kSlabThreads, 0, stream>>>(in, out);
         } else {
-          scan_fwd_slab<<<static_cast<unsigned>(blocks), kSlabThreads, 0, stream>>>(in, out);
+          scan_fwd_slab<<<blocks, kSlabThreads, 0, stream>>>(in, out);
         }
         check_launch(op);
         return;
@@ -2840,11 +2846,8 @@ void selective_scan_bwd_cuda(const ScanOperands<T>& in, const T* out, const T* d
   }
   if constexpr (std::is_same_v<T, float>) {
     if (schedule == Schedule::slab) {  // the constant variant (schedule_of)
-      const uint64_t blocks = (in.state + kBwdSlabChannels - 1) / kBwdSlabChannels;
-      if (blocks > 0x7fffffffu)
-        fail(ErrorKind::invalid_argument, op, "state exceeds the CUDA grid");
-      scan_bwd_slab<<<static_cast<unsigned>(blocks), kBwdSlabThreads, 0, stream>>>(in, out, dy,
-                                                                                   grad);
+      scan_bwd_slab<<<channel_grid(in.state, kBwdSlabChannels, op), kBwdSlabThreads, 0, stream>>>(
+          in, out, dy, grad);
       check_launch(op);
       return;
     }
