@@ -286,9 +286,12 @@ enum class Schedule { exact, resident, slab, rows, chunked };
 // at S 2048 and 4096, 0.97 at T 4097 x S 516 and 1.00 at T 8192 x S 512. The backwards on blocks
 // of 16 channels and 256 threads (the constant 8 rows a thread, the variable 4; H200, 2026-12-05)
 // measured slower than chunked (53.7 against 36.5 and 53.6 against 45.9 us at T 4096: the 64
-// blocks of 255 and 203 registers a thread leave half the SMs idle), so the variable backward
-// keeps the chunked schedule. Calls with enough channels for the exact schedule take it first
-// (schedule_of).
+// blocks of 255 and 203 registers a thread leave half the SMs idle). The variable backward on the
+// constant backward's blocks (8 channels, 512 threads of 2 rows, pairs composed; H100, 2026-12-06)
+// moved its eight arrays at 76-78% of copy and took 1.02-1.31 times the chunked time at every shape
+// of the rule but T 2048 x S 1024 (0.90; T 4096 x S 1024 56.5 against 55.4 us, T 8192 115.1
+// against 99.1), so the variable backward keeps the chunked schedule. Calls with enough channels
+// for the exact schedule take it first (schedule_of).
 bool slab_takes(uint64_t steps, uint64_t state, size_t element_bytes) {
   return steps <= scan_resident_max_steps(element_bytes) && element_bytes == 4 && state % 4 == 0 &&
          steps >= kScanSlabMinSteps && (state >= 1024 || (state >= 512 && steps > 4096));
