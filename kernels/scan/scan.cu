@@ -2081,6 +2081,18 @@ TLRT_DEVICE_INLINE unsigned nonfinite4(const Lane4& v) {
   return m;
 }
 
+// The powers of a constant coefficient a slab block applies to groups of U rows (componentwise,
+// each a product of A by a fixed tree, so every composition repeats bit for bit): pw[k] = A^(U 2^k)
+// for k < N (the warp scan's levels and, where N exceeds them, a warp aggregate's).
+template <int U, int N>
+TLRT_DEVICE_INLINE void slab_powers(const Lane4& a, Lane4 (&pw)[N]) {
+  pw[0] = a;
+#pragma unroll
+  for (int u = 1; u < U; ++u) pw[0] = mul4(pw[0], a);
+#pragma unroll
+  for (int k = 1; k < N; ++k) pw[k] = mul4(pw[k - 1], pw[k - 1]);
+}
+
 // A slab thread's place: lane l (channels col to col + 3), group g of rows, its warp and its group
 // gi within the warp; live when its channels are inside S (S is a multiple of 4: a lane's channels
 // are all in or all out).
@@ -2151,11 +2163,7 @@ __global__ void __launch_bounds__(kSlabThreads)
   // Powers of A: pw[k] = A^(U 2^k) for the warp scan's levels, aG = A^(U gi) for the groups
   // before this one in its warp, aW = A^(U groups a warp) for a warp aggregate.
   Lane4 pw[kSlabLevels];
-  pw[0] = a;
-#pragma unroll
-  for (int u = 1; u < kSlabRows; ++u) pw[0] = mul4(pw[0], a);
-#pragma unroll
-  for (int k = 1; k < kSlabLevels; ++k) pw[k] = mul4(pw[k - 1], pw[k - 1]);
+  slab_powers<kSlabRows>(a, pw);
   const Lane4 aW = mul4(pw[kSlabLevels - 1], pw[kSlabLevels - 1]);
   Lane4 aG = {{1, 1, 1, 1}};
   bool g_set = false;
@@ -2399,11 +2407,7 @@ __global__ void __launch_bounds__(kBwdSlabThreads, 1)
   }
   if (tid < 32) {  // warp 0 forms the powers of A: group gi of lane l
     Lane4 pw[NL + 1];
-    pw[0] = a;
-#pragma unroll
-    for (int u = 1; u < U; ++u) pw[0] = mul4(pw[0], a);
-#pragma unroll
-    for (int k = 1; k <= NL; ++k) pw[k] = mul4(pw[k - 1], pw[k - 1]);
+    slab_powers<U>(a, pw);
     if (gi == 0) {
 #pragma unroll
       for (int k = 0; k <= NL; ++k) s_pw[k][l] = pw[k];
