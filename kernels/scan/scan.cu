@@ -503,6 +503,35 @@ __global__ void __launch_bounds__(kExactThreads)
   }
 }
 
+// The outputs of a step of a channel's literal backward at flat index i, from its g: dX = fl(g B),
+// and dA = fl(g hprev), dB = fl(g X) written at i (variable variant) or added to the channel's sums
+// in reverse time order (constant variant).
+template <class T, bool Var>
+TLRT_DEVICE_INLINE void bwd_outputs_literal(const ScanGradients<T>& grad, uint64_t i, T g, T hp,
+                                            T x, T b, T& sum_a, T& sum_b) {
+  const T da = mul_rn(g, hp);
+  const T db = mul_rn(g, x);
+  grad.dx[i] = mul_rn(g, b);
+  if (Var) {
+    grad.da[i] = da;
+    grad.db[i] = db;
+  } else {
+    sum_a = add_rn(sum_a, da);
+    sum_b = add_rn(sum_b, db);
+  }
+}
+
+// The end of channel c's literal backward: the constant variant's sums, and dH0 = fl(g A_0).
+template <class T, bool Var>
+TLRT_DEVICE_INLINE void bwd_end_literal(const ScanOperands<T>& in, const ScanGradients<T>& grad,
+                                        uint64_t c, T ac, T g, T sum_a, T sum_b) {
+  if (!Var) {
+    grad.da[c] = sum_a;
+    grad.db[c] = sum_b;
+  }
+  grad.dh0[c] = mul_rn(g, Var ? load(in.a + c) : ac);
+}
+
 // Reverse time: position u = T-1-t. Ring arrays: dY, X, hprev (, A_{t+1}, B).
 template <class T, bool Var>
 __global__ void __launch_bounds__(kExactThreads)
@@ -558,23 +587,11 @@ __global__ void __launch_bounds__(kExactThreads)
       const T an = u == 0 ? T(0) : (Var ? ring.v[st][kAn][k][tid] : ac);
       g = step(an, g, ring.v[st][kDy][k][tid]);
       const T hp = t == 0 ? h0 : ring.v[st][kHp][k][tid];
-      const T da = mul_rn(g, hp);
-      const T db = mul_rn(g, ring.v[st][kX][k][tid]);
-      grad.dx[i] = mul_rn(g, Var ? ring.v[st][kB][k][tid] : bc);
-      if (Var) {
-        grad.da[i] = da;
-        grad.db[i] = db;
-      } else {
-        sum_a = add_rn(sum_a, da);
-        sum_b = add_rn(sum_b, db);
-      }
+      bwd_outputs_literal<T, Var>(grad, i, g, hp, ring.v[st][kX][k][tid],
+                                  Var ? ring.v[st][kB][k][tid] : bc, sum_a, sum_b);
     }
   }
-  if (!Var) {
-    grad.da[c] = sum_a;
-    grad.db[c] = sum_b;
-  }
-  grad.dh0[c] = mul_rn(g, Var ? load(in.a + c) : ac);
+  bwd_end_literal<T, Var>(in, grad, c, ac, g, sum_a, sum_b);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -656,24 +673,12 @@ __device__ __noinline__ void bwd_channel_exact(ScanOperands<T> in, const T* out,
         // u == 0: fl(fl(0 * +0) + dY) = fl(+0 + dY).
         const T an = Var ? anv[Var ? q : 0] : (u == 0 ? T(0) : ac);
         g = step(an, g, dv[q]);
-        const T da = mul_rn(g, hv[q]);
-        const T db = mul_rn(g, xv[q]);
-        grad.dx[i] = mul_rn(g, Var ? bv[Var ? q : 0] : bc);
-        if (Var) {
-          grad.da[i] = da;
-          grad.db[i] = db;
-        } else {
-          sum_a = add_rn(sum_a, da);
-          sum_b = add_rn(sum_b, db);
-        }
+        bwd_outputs_literal<T, Var>(grad, i, g, hv[q], xv[q], Var ? bv[Var ? q : 0] : bc, sum_a,
+                                    sum_b);
       }
     }
   }
-  if (!Var) {
-    grad.da[c] = sum_a;
-    grad.db[c] = sum_b;
-  }
-  grad.dh0[c] = mul_rn(g, Var ? load(in.a + c) : ac);
+  bwd_end_literal<T, Var>(in, grad, c, ac, g, sum_a, sum_b);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -2093,6 +2098,24 @@ TLRT_DEVICE_INLINE void slab_powers(const Lane4& a, Lane4 (&pw)[N]) {
   for (int k = 1; k < N; ++k) pw[k] = mul4(pw[k - 1], pw[k - 1]);
 }
 
+// A^(U gi), the power a slab group applies to the map of the groups before it in its warp: the
+// product of the powers pw[k] = A^(U 2^k) (slab_powers) over the bits k < L of gi, lowest first (1
+// for gi = 0).
+template <int L, int N>
+TLRT_DEVICE_INLINE Lane4 slab_group_power(const Lane4 (&pw)[N], int gi) {
+  static_assert(L <= N, "a power for each level");
+  Lane4 r = {{1, 1, 1, 1}};
+  bool set = false;
+#pragma unroll
+  for (int k = 0; k < L; ++k) {
+    if (gi & (1 << k)) {
+      r = set ? mul4(r, pw[k]) : pw[k];
+      set = true;
+    }
+  }
+  return r;
+}
+
 // A slab thread's place: lane l (channels col to col + 3), group g of rows, its warp and its group
 // gi within the warp; live when its channels are inside S (S is a multiple of 4: a lane's channels
 // are all in or all out).
@@ -2165,15 +2188,7 @@ __global__ void __launch_bounds__(kSlabThreads)
   Lane4 pw[kSlabLevels];
   slab_powers<kSlabRows>(a, pw);
   const Lane4 aW = mul4(pw[kSlabLevels - 1], pw[kSlabLevels - 1]);
-  Lane4 aG = {{1, 1, 1, 1}};
-  bool g_set = false;
-#pragma unroll
-  for (int k = 0; k < kSlabLevels; ++k) {
-    if (gi & (1 << k)) {
-      aG = g_set ? mul4(aG, pw[k]) : pw[k];
-      g_set = true;
-    }
-  }
+  const Lane4 aG = slab_group_power<kSlabLevels>(pw, gi);
 
   // Rows of this thread in the round from r0: r0 + g U + u; rows past the end read as 0.
   auto load_round = [&](Lane4(&x)[kSlabRows], uint64_t r0) {
@@ -2413,15 +2428,7 @@ __global__ void __launch_bounds__(kBwdSlabThreads, 1)
       for (int k = 0; k <= NL; ++k) s_pw[k][l] = pw[k];
       s_carry[0][l] = zero;
     }
-    Lane4 ag = {{1, 1, 1, 1}};
-    bool set = false;
-#pragma unroll
-    for (int k = 0; k < NL; ++k) {
-      if (gi & (1 << k)) {
-        ag = set ? mul4(ag, pw[k]) : pw[k];
-        set = true;
-      }
-    }
+    const Lane4 ag = slab_group_power<NL>(pw, gi);
     s_ag[gi][l] = ag;
   }
   if (tid == 0) s_redo = 0;
