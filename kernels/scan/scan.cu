@@ -503,22 +503,39 @@ __global__ void __launch_bounds__(kExactThreads)
   }
 }
 
-// The outputs of a step of a channel's literal backward at flat index i, from its g: dX = fl(g B),
-// and dA = fl(g hprev), dB = fl(g X) written at i (variable variant) or added to the channel's sums
-// in reverse time order (constant variant).
+// The products of a backward step from its g: dA = fl(g hprev), dB = fl(g X), dX = fl(g B).
+template <class T>
+struct StepProducts {
+  T da, db, dx;
+};
+
+template <class T>
+TLRT_DEVICE_INLINE StepProducts<T> bwd_step_products(T g, T hp, T x, T b) {
+  return {mul_rn(g, hp), mul_rn(g, x), mul_rn(g, b)};
+}
+
+// The constant variant adds a step's dA and dB to its channel's sums, in reverse time order.
 template <class T, bool Var>
-TLRT_DEVICE_INLINE void bwd_outputs_literal(const ScanGradients<T>& grad, uint64_t i, T g, T hp,
-                                            T x, T b, T& sum_a, T& sum_b) {
-  const T da = mul_rn(g, hp);
-  const T db = mul_rn(g, x);
-  grad.dx[i] = mul_rn(g, b);
-  if (Var) {
-    grad.da[i] = da;
-    grad.db[i] = db;
-  } else {
-    sum_a = add_rn(sum_a, da);
-    sum_b = add_rn(sum_b, db);
+TLRT_DEVICE_INLINE void add_step_sums(const StepProducts<T>& p, T& sum_a, T& sum_b) {
+  if (!Var) {
+    sum_a = add_rn(sum_a, p.da);
+    sum_b = add_rn(sum_b, p.db);
   }
+}
+
+// A backward step's products written at flat index i: dX, and dA and dB (variable variant) or
+// their sums (constant variant).
+template <class T, bool Var>
+TLRT_DEVICE_INLINE StepProducts<T> bwd_step_outputs(const ScanGradients<T>& grad, uint64_t i, T g,
+                                                    T hp, T x, T b, T& sum_a, T& sum_b) {
+  const StepProducts<T> p = bwd_step_products(g, hp, x, b);
+  grad.dx[i] = p.dx;
+  if (Var) {
+    grad.da[i] = p.da;
+    grad.db[i] = p.db;
+  }
+  add_step_sums<T, Var>(p, sum_a, sum_b);
+  return p;
 }
 
 // The end of channel c's literal backward: the constant variant's sums, and dH0 = fl(g A_0).
@@ -587,8 +604,8 @@ __global__ void __launch_bounds__(kExactThreads)
       const T an = u == 0 ? T(0) : (Var ? ring.v[st][kAn][k][tid] : ac);
       g = step(an, g, ring.v[st][kDy][k][tid]);
       const T hp = t == 0 ? h0 : ring.v[st][kHp][k][tid];
-      bwd_outputs_literal<T, Var>(grad, i, g, hp, ring.v[st][kX][k][tid],
-                                  Var ? ring.v[st][kB][k][tid] : bc, sum_a, sum_b);
+      bwd_step_outputs<T, Var>(grad, i, g, hp, ring.v[st][kX][k][tid],
+                               Var ? ring.v[st][kB][k][tid] : bc, sum_a, sum_b);
     }
   }
   bwd_end_literal<T, Var>(in, grad, c, ac, g, sum_a, sum_b);
@@ -673,8 +690,8 @@ __device__ __noinline__ void bwd_channel_exact(ScanOperands<T> in, const T* out,
         // u == 0: fl(fl(0 * +0) + dY) = fl(+0 + dY).
         const T an = Var ? anv[Var ? q : 0] : (u == 0 ? T(0) : ac);
         g = step(an, g, dv[q]);
-        bwd_outputs_literal<T, Var>(grad, i, g, hv[q], xv[q], Var ? bv[Var ? q : 0] : bc, sum_a,
-                                    sum_b);
+        bwd_step_outputs<T, Var>(grad, i, g, hv[q], xv[q], Var ? bv[Var ? q : 0] : bc, sum_a,
+                                 sum_b);
       }
     }
   }
@@ -1085,18 +1102,9 @@ TLRT_DEVICE_INLINE void bwd_chunk(const ScanOperands<T>& in, const T* __restrict
       const uint64_t t = steps - 1 - u;
       const uint64_t i = t * S + c;
       g = step(an(k), g, dv[k]);
-      const T da = mul_rn(g, hp[k]);
-      const T db = mul_rn(g, xv[k]);
-      const T dx = mul_rn(g, bv(k));
-      grad.dx[i] = dx;
-      if (Var) {
-        grad.da[i] = da;
-        grad.db[i] = db;
-      } else {
-        sum_a = add_rn(sum_a, da);
-        sum_b = add_rn(sum_b, db);
-      }
-      redo = redo || !isfinite(g) || !isfinite(da) || !isfinite(db) || !isfinite(dx);
+      const StepProducts<T> p =
+          bwd_step_outputs<T, Var>(grad, i, g, hp[k], xv[k], bv(k), sum_a, sum_b);
+      redo = redo || !isfinite(g) || !isfinite(p.da) || !isfinite(p.db) || !isfinite(p.dx);
       if (t == 0) {
         const T a0 = Var ? load(in.a + c) : ac;
         const T dh0 = mul_rn(g, a0);
@@ -1802,18 +1810,14 @@ __global__ void __launch_bounds__(RowsShape<T, V>::kThreads)
       } else {
         h = step(coef(r), h, s_op[oDy + e]);  // g_t
         const T hp = r == r_first ? load(in.h0 + j) : s_op[oHp + e];
-        const T da = mul_rn(h, hp);
-        const T db = mul_rn(h, s_op[oX + e]);
-        const T dx = mul_rn(h, kVar ? s_op[oB + e] : bc);
-        s_op[oDy + e] = dx;
+        const StepProducts<T> p = bwd_step_products(h, hp, s_op[oX + e], kVar ? s_op[oB + e] : bc);
+        s_op[oDy + e] = p.dx;
         if constexpr (kVar) {
-          s_op[oHp + e] = da;
-          s_op[oX + e] = db;
-        } else {
-          sum_a = add_rn(sum_a, da);
-          sum_b = add_rn(sum_b, db);
+          s_op[oHp + e] = p.da;
+          s_op[oX + e] = p.db;
         }
-        redo = redo || !isfinite(h) || !isfinite(da) || !isfinite(db) || !isfinite(dx);
+        add_step_sums<T, kVar>(p, sum_a, sum_b);
+        redo = redo || !isfinite(h) || !isfinite(p.da) || !isfinite(p.db) || !isfinite(p.dx);
         if (r == r_first) {
           const T a0 = load(in.a + j);
           const T dh0 = mul_rn(h, a0);
