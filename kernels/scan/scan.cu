@@ -452,6 +452,54 @@ struct ExactRing {
   T v[kExactStages][Arrays][D][kExactThreads];
 };
 
+// Channel c's coefficient A and input weight B in the constant variant (the variable variant reads
+// them per step and leaves ac and bc as they are).
+template <class T, bool Var>
+TLRT_DEVICE_INLINE void load_channel_constants(const ScanOperands<T>& in, uint64_t c, T& ac,
+                                               T& bc) {
+  if (!Var) {
+    ac = load(in.a + c);
+    bc = load(in.b + c);
+  }
+}
+
+// Stages of D steps that hold a channel's `steps` positions.
+template <int D>
+TLRT_DEVICE_INLINE uint64_t exact_stages(uint64_t steps) {
+  return (steps + D - 1) / D;
+}
+
+// A channel's `steps` positions p through the ring in `stages` stages of D (exact_stages):
+// copy(st, k, p) issues the copies of position p into slot k of stage st, step(st, k, p) runs
+// position p once its stage has landed (Unroll: the step loop's unrolling). Each stage's copies
+// are one commit group (empty past the end, so the wait counts stay uniform).
+template <int D, int Unroll, class Copy, class Step>
+TLRT_DEVICE_INLINE void exact_ring_run(uint64_t steps, uint64_t stages, Copy copy, Step step) {
+  auto issue = [&](uint64_t s) {
+    if (s < stages) {
+      const int st = static_cast<int>(s % kExactStages);
+      for (int k = 0; k < D; ++k) {
+        const uint64_t p = s * D + k;
+        if (p >= steps) break;
+        copy(st, k, p);
+      }
+    }
+    __pipeline_commit();
+  };
+  for (int s = 0; s < kExactStages - 1; ++s) issue(s);
+  for (uint64_t s = 0; s < stages; ++s) {
+    issue(s + kExactStages - 1);  // refills the stage read in the previous iteration
+    __pipeline_wait_prior(kExactStages - 1);
+    const int st = static_cast<int>(s % kExactStages);
+#pragma unroll Unroll
+    for (int k = 0; k < D; ++k) {
+      const uint64_t p = s * D + k;
+      if (p >= steps) break;
+      step(st, k, p);
+    }
+  }
+}
+
 template <class T, bool Var>
 __global__ void __launch_bounds__(kExactThreads)
     scan_fwd_exact(ScanOperands<T> in, T* __restrict__ out) {
@@ -462,45 +510,27 @@ __global__ void __launch_bounds__(kExactThreads)
   const uint64_t c = static_cast<uint64_t>(blockIdx.x) * kExactThreads + tid;
   if (c >= in.state) return;
   const uint64_t S = in.state, steps = in.steps;
-  const uint64_t stages = (steps + D - 1) / D;
-  auto issue = [&](uint64_t s) {
-    if (s < stages) {
-      const int st = static_cast<int>(s % kExactStages);
-      for (int k = 0; k < D; ++k) {
-        const uint64_t t = s * D + k;
-        if (t >= steps) break;
+  const uint64_t stages = exact_stages<D>(steps);
+  T ac = T(0), bc = T(0);
+  load_channel_constants<T, Var>(in, c, ac, bc);
+  T h = load(in.h0 + c);
+  exact_ring_run<D, 8>(
+      steps, stages,
+      [&](int st, int k, uint64_t t) {
         const uint64_t i = t * S + c;
         copy_chunk_async<T, 1>(&ring.v[st][0][k][tid], in.x + i);
         if (Var) {
           copy_chunk_async<T, 1>(&ring.v[st][Var ? 1 : 0][k][tid], in.a + i);
           copy_chunk_async<T, 1>(&ring.v[st][Var ? 2 : 0][k][tid], in.b + i);
         }
-      }
-    }
-    __pipeline_commit();  // an empty group past the end keeps the group count uniform
-  };
-  T ac = T(0), bc = T(0);
-  if (!Var) {
-    ac = load(in.a + c);
-    bc = load(in.b + c);
-  }
-  T h = load(in.h0 + c);
-  for (int s = 0; s < kExactStages - 1; ++s) issue(s);
-  for (uint64_t s = 0; s < stages; ++s) {
-    issue(s + kExactStages - 1);  // refills the stage read in the previous iteration
-    __pipeline_wait_prior(kExactStages - 1);
-    const int st = static_cast<int>(s % kExactStages);
-#pragma unroll 8
-    for (int k = 0; k < D; ++k) {
-      const uint64_t t = s * D + k;
-      if (t >= steps) break;
-      const T x = ring.v[st][0][k][tid];
-      const T a = Var ? ring.v[st][Var ? 1 : 0][k][tid] : ac;
-      const T b = Var ? ring.v[st][Var ? 2 : 0][k][tid] : bc;
-      h = step(a, h, mul_rn(b, x));
-      out[t * S + c] = h;
-    }
-  }
+      },
+      [&](int st, int k, uint64_t t) {
+        const T x = ring.v[st][0][k][tid];
+        const T a = Var ? ring.v[st][Var ? 1 : 0][k][tid] : ac;
+        const T b = Var ? ring.v[st][Var ? 2 : 0][k][tid] : bc;
+        h = step(a, h, mul_rn(b, x));
+        out[t * S + c] = h;
+      });
 }
 
 // The products of a backward step from its g: dA = fl(g hprev), dB = fl(g X), dX = fl(g B).
@@ -562,13 +592,14 @@ __global__ void __launch_bounds__(kExactThreads)
   const uint64_t c = static_cast<uint64_t>(blockIdx.x) * kExactThreads + tid;
   if (c >= in.state) return;
   const uint64_t S = in.state, steps = in.steps;
-  const uint64_t stages = (steps + D - 1) / D;
-  auto issue = [&](uint64_t s) {
-    if (s < stages) {
-      const int st = static_cast<int>(s % kExactStages);
-      for (int k = 0; k < D; ++k) {
-        const uint64_t u = s * D + k;
-        if (u >= steps) break;
+  const uint64_t stages = exact_stages<D>(steps);
+  T ac = T(0), bc = T(0);
+  load_channel_constants<T, Var>(in, c, ac, bc);
+  const T h0 = load(in.h0 + c);
+  T g = T(0), sum_a = T(0), sum_b = T(0);
+  exact_ring_run<D, 4>(
+      steps, stages,
+      [&](int st, int k, uint64_t u) {
         const uint64_t t = steps - 1 - u;
         const uint64_t i = t * S + c;
         copy_chunk_async<T, 1>(&ring.v[st][kDy][k][tid], dy + i);
@@ -578,36 +609,17 @@ __global__ void __launch_bounds__(kExactThreads)
           if (u != 0) copy_chunk_async<T, 1>(&ring.v[st][kAn][k][tid], in.a + (i + S));
           copy_chunk_async<T, 1>(&ring.v[st][kB][k][tid], in.b + i);
         }
-      }
-    }
-    __pipeline_commit();
-  };
-  T ac = T(0), bc = T(0);
-  if (!Var) {
-    ac = load(in.a + c);
-    bc = load(in.b + c);
-  }
-  const T h0 = load(in.h0 + c);
-  T g = T(0), sum_a = T(0), sum_b = T(0);
-  for (int s = 0; s < kExactStages - 1; ++s) issue(s);
-  for (uint64_t s = 0; s < stages; ++s) {
-    issue(s + kExactStages - 1);
-    __pipeline_wait_prior(kExactStages - 1);
-    const int st = static_cast<int>(s % kExactStages);
-#pragma unroll 4
-    for (int k = 0; k < D; ++k) {
-      const uint64_t u = s * D + k;
-      if (u >= steps) break;
-      const uint64_t t = steps - 1 - u;
-      const uint64_t i = t * S + c;
-      // u == 0: fl(fl(0 * +0) + dY) = fl(+0 + dY).
-      const T an = u == 0 ? T(0) : (Var ? ring.v[st][kAn][k][tid] : ac);
-      g = step(an, g, ring.v[st][kDy][k][tid]);
-      const T hp = t == 0 ? h0 : ring.v[st][kHp][k][tid];
-      bwd_step_outputs<T, Var>(grad, i, g, hp, ring.v[st][kX][k][tid],
-                               Var ? ring.v[st][kB][k][tid] : bc, sum_a, sum_b);
-    }
-  }
+      },
+      [&](int st, int k, uint64_t u) {
+        const uint64_t t = steps - 1 - u;
+        const uint64_t i = t * S + c;
+        // u == 0: fl(fl(0 * +0) + dY) = fl(+0 + dY).
+        const T an = u == 0 ? T(0) : (Var ? ring.v[st][kAn][k][tid] : ac);
+        g = step(an, g, ring.v[st][kDy][k][tid]);
+        const T hp = t == 0 ? h0 : ring.v[st][kHp][k][tid];
+        bwd_step_outputs<T, Var>(grad, i, g, hp, ring.v[st][kX][k][tid],
+                                 Var ? ring.v[st][kB][k][tid] : bc, sum_a, sum_b);
+      });
   bwd_end_literal<T, Var>(in, grad, c, ac, g, sum_a, sum_b);
 }
 
@@ -623,10 +635,7 @@ __device__ __noinline__ void fwd_channel_exact(ScanOperands<T> in, T* out, uint6
   constexpr int kBatch = 8;
   const uint64_t S = in.state, steps = in.steps;
   T ac = T(0), bc = T(0);
-  if (!Var) {
-    ac = load(in.a + c);
-    bc = load(in.b + c);
-  }
+  load_channel_constants<T, Var>(in, c, ac, bc);
   T h = load(in.h0 + c);
   for (uint64_t t0 = 0; t0 < steps; t0 += kBatch) {
     T xv[kBatch], av[Var ? kBatch : 1], bv[Var ? kBatch : 1];
@@ -659,10 +668,7 @@ __device__ __noinline__ void bwd_channel_exact(ScanOperands<T> in, const T* out,
   constexpr int kBatch = 8;  // steps whose operands are loaded before the chain runs over them
   const uint64_t S = in.state, steps = in.steps;
   T ac = T(0), bc = T(0);
-  if (!Var) {
-    ac = load(in.a + c);
-    bc = load(in.b + c);
-  }
+  load_channel_constants<T, Var>(in, c, ac, bc);
   const T h0 = load(in.h0 + c);
   T g = T(0), sum_a = T(0), sum_b = T(0);
   for (uint64_t u0 = 0; u0 < steps; u0 += kBatch) {
