@@ -25,6 +25,11 @@
 
 namespace tlrt::kernels {
 
+// The numerators the four operations are exact for, with a divisor in range (Reciprocal::fast):
+// +0 and kQuotientLeast <= |a| <= kQuotientMost.
+constexpr float kQuotientLeast = 0x1p-64f;
+constexpr float kQuotientMost = 0x1p64f;
+
 struct Reciprocal {
   float d;     // the divisor
   float y;     // fl(1 / d)
@@ -48,7 +53,7 @@ TLRT_HOST_DEVICE Reciprocal reciprocal_of(float d) {
 }
 
 // The four operations alone, for callers that have checked the ranges: r.fast, and a = +0 or
-// 2^-64 <= |a| <= 2^64 (a = -0 would come back as +0).
+// kQuotientLeast <= |a| <= kQuotientMost (a = -0 would come back as +0).
 TLRT_HOST_DEVICE float quotient_unchecked(float a, const Reciprocal& r) {
 #if defined(__CUDA_ARCH__)
   const float q0 = __fmaf_rn(a, r.y, __fmul_rn(a, r.y_lo));
@@ -62,11 +67,13 @@ TLRT_HOST_DEVICE float quotient_unchecked(float a, const Reciprocal& r) {
 TLRT_HOST_DEVICE float quotient(float a, const Reciprocal& r) {
 #if defined(__CUDA_ARCH__)
   const float m = fabsf(a);
-  if (!(r.fast && ((m >= 0x1p-64f && m <= 0x1p64f) || m == 0.0f))) return __fdiv_rn(a, r.d);
+  if (!(r.fast && ((m >= kQuotientLeast && m <= kQuotientMost) || m == 0.0f))) {
+    return __fdiv_rn(a, r.d);
+  }
   return m == 0.0f ? __fmul_rn(a, r.y) : quotient_unchecked(a, r);
 #else
   const float m = std::fabs(a);
-  if (!(r.fast && ((m >= 0x1p-64f && m <= 0x1p64f) || m == 0.0f))) return a / r.d;
+  if (!(r.fast && ((m >= kQuotientLeast && m <= kQuotientMost) || m == 0.0f))) return a / r.d;
   return m == 0.0f ? a * r.y : quotient_unchecked(a, r);
 #endif
 }

@@ -1004,7 +1004,7 @@ __global__ void __launch_bounds__(kStreamThreads)
             }
           }
           const Reciprocal rd = reciprocal_of(d);
-          if (rd.fast && least >= 0x1p-64f) {
+          if (rd.fast && least >= kQuotientLeast) {
 #pragma unroll
             for (int a = 0; a < 3; ++a) {
 #pragma unroll

@@ -184,7 +184,8 @@ struct RowDivisor<float> {
   Reciprocal r;
   __device__ explicit RowDivisor(float sum) : r(reciprocal_of(sum)) {}
   __device__ float operator()(float e) const {
-    return r.fast && (e >= 0x1p-64f || e == 0.0f) ? quotient_unchecked(e, r) : __fdiv_rn(e, r.d);
+    return r.fast && (e >= kQuotientLeast || e == 0.0f) ? quotient_unchecked(e, r)
+                                                        : __fdiv_rn(e, r.d);
   }
 };
 
