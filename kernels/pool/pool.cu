@@ -1615,10 +1615,16 @@ void stream_strips(StreamPlan& p, uint32_t rows, uint64_t items_per_row, uint64_
   p.strips = static_cast<uint32_t>((rows + p.strip - 1) / p.strip);
 }
 
-StreamPlan stream_fwd_plan(const PoolGeometry& g) {
+// A stream plan holding the planes' extents (plane_extents).
+StreamPlan stream_extents(const PoolGeometry& g) {
   StreamPlan p;
   const SmoothPlan e = plane_extents(g);
   p.h = e.h, p.w = e.w, p.oh = e.oh, p.ow = e.ow, p.ph = e.ph, p.pw = e.pw, p.planes = e.planes;
+  return p;
+}
+
+StreamPlan stream_fwd_plan(const PoolGeometry& g) {
+  StreamPlan p = stream_extents(g);
   p.groups = static_cast<uint32_t>(ceil_div(p.ow, kStreamG));
   stream_strips(p, p.oh, p.groups, kStreamFwdThreads, 4);
   p.items = static_cast<uint32_t>(uint64_t{p.groups} * p.strips * p.planes);
@@ -1626,9 +1632,7 @@ StreamPlan stream_fwd_plan(const PoolGeometry& g) {
 }
 
 StreamPlan stream_bwd_plan(const PoolGeometry& g) {
-  StreamPlan p;
-  const SmoothPlan e = plane_extents(g);
-  p.h = e.h, p.w = e.w, p.oh = e.oh, p.ow = e.ow, p.ph = e.ph, p.pw = e.pw, p.planes = e.planes;
+  StreamPlan p = stream_extents(g);
   p.groups = static_cast<uint32_t>(ceil_div(p.w, kStreamG));
   p.segments = static_cast<uint32_t>(ceil_div(p.groups, kStreamLanes));
   stream_strips(p, p.h, p.segments, kStreamBwdWarps, 8);
