@@ -117,6 +117,9 @@ class Harness {
   void set_aten(const std::string& description) { aten_ = description; }
   // Rows (and sweep points) the filter rejects are not recorded: --only with op names, --dtype.
   void set_row_filter(std::function<bool(const Row&)> keep) { keep_ = std::move(keep); }
+  // Whether the filter keeps a row of this group and name: a group that names a row before
+  // measuring it leaves out the measurement of a row that would not be recorded.
+  bool wants(const Row& row) const { return !keep_ || keep_(row); }
   // The run's selection, for the JSON report: --only as given, --dtype ("" when absent), --sweep
   // and --offset (MiB held ahead of the groups' buffers, 0 when absent).
   void set_selection(std::vector<std::string> only, std::string dtype, bool sweep,

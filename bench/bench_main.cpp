@@ -7,7 +7,8 @@
 //   tlrt-bench --help
 //
 // --only takes group names (the group and the groups it runs with) and op names (the rows whose
-// name starts with the op, from the groups whose ops name it, else from every group); --dtype
+// name starts with the op, from the groups whose ops name it or its first word, else from every
+// group; the scan group skips the measurement of a row it would drop); --dtype
 // keeps the rows whose name says that dtype and the rows that name none; --sweep adds the
 // elementwise size sweep (2^10..2^28); --offset holds MIB MiB of device memory from before the
 // first buffer of the run to its end, so that the buffers sit at other device addresses (a row
@@ -73,6 +74,9 @@ void print_help(const std::vector<BenchGroup>& groups) {
       "  --out DIR        where bench.md and bench.json go (default .)\n"
       "  --only LIST      comma-separated group names and op names (see --list); a group brings\n"
       "                   the groups it runs with, an op keeps the rows whose name starts with it\n"
+      "                   (an op may carry the first words of its rows' names: \"OP fast "
+      "float32\";\n"
+      "                   the scan group measures only the rows kept)\n"
       "  --dtype DTYPE    float32 or float64: drop the rows that name the other dtype\n"
       "  --sweep          add the elementwise size sweep 2^10..2^28\n"
       "  --offset MIB     hold MIB MiB of device memory (1 to 65536) ahead of every buffer of the\n"
@@ -146,9 +150,12 @@ struct Selection {
                                  // the end)
 };
 
+// Whether `name` is one of `ops` or starts with one of them followed by a space (an op with the
+// first words of its rows' names, e.g. "selective_scan_diag_bwd fast float32").
 bool names_op(const std::vector<std::string>& ops, const std::string& name) {
   for (const std::string& op : ops) {
-    if (op == name) return true;
+    if (name.compare(0, op.size(), op) == 0 && (name.size() == op.size() || name[op.size()] == ' '))
+      return true;
   }
   return false;
 }
