@@ -150,12 +150,17 @@ struct Selection {
                                  // the end)
 };
 
-// Whether `name` is one of `ops` or starts with one of them followed by a space (an op with the
-// first words of its rows' names, e.g. "selective_scan_diag_bwd fast float32").
+// Whether `name` is `op` or starts with it followed by a space or a comma (a row of the op, or the
+// op with the first words of its rows' names, e.g. "selective_scan_diag_bwd fast float32").
+bool starts_with_op(const std::string& name, const std::string& op) {
+  return name.compare(0, op.size(), op) == 0 &&
+         (name.size() == op.size() || name[op.size()] == ' ' || name[op.size()] == ',');
+}
+
+// Whether `name` is one of `ops`, alone or with the first words of its rows' names.
 bool names_op(const std::vector<std::string>& ops, const std::string& name) {
   for (const std::string& op : ops) {
-    if (name.compare(0, op.size(), op) == 0 && (name.size() == op.size() || name[op.size()] == ' '))
-      return true;
+    if (starts_with_op(name, op)) return true;
   }
   return false;
 }
@@ -208,9 +213,7 @@ bool keep_row(const bench::Row& r, const Selection& sel, const std::string& dtyp
   if (sel.groups.empty() && sel.ops.empty()) return true;
   if (sel.groups.count(r.group)) return true;
   for (const std::string& op : sel.ops) {
-    if (r.name.compare(0, op.size(), op) == 0 &&
-        (r.name.size() == op.size() || r.name[op.size()] == ' ' || r.name[op.size()] == ','))
-      return true;
+    if (starts_with_op(r.name, op)) return true;
   }
   return false;
 }
