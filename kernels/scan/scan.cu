@@ -2391,7 +2391,9 @@ __global__ void __launch_bounds__(kSlabThreads)
 // makes it one); after a barrier that follows every write of the block, thread c < C recomputes its
 // channel on the literal recurrence if marked. On the H100 (2026-12-06) it took 0.79 and 0.83 of
 // the chunked kernel's time at T 4096 and 8192 x S 1024 (docs/BENCH.md); 16 channels a block, or
-// 2 rows a thread, measured slower than this block.
+// 2 rows a thread, measured slower than this block, and so did seven forms that copy X and hprev
+// (and dY) a round or more ahead into shared-memory stages (cp.async; 1.10-1.32 times its time at
+// T 4096 on the H100, 2026-12-07).
 constexpr int kBwdSlabChannels = static_cast<int>(kScanSlabBwd.channels);
 constexpr int kBwdSlabThreads = static_cast<int>(kScanSlabBwd.threads);
 constexpr int kBwdSlabRows = static_cast<int>(kScanSlabBwd.rows);  // U
