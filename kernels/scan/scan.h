@@ -65,7 +65,8 @@ constexpr uint64_t scan_resident_max_steps(size_t element_bytes) {
 
 // Slab-schedule geometry (float32, T from kScanSlabMinSteps to scan_resident_max_steps where S is
 // a multiple of 4, at least 1024, or 512 past T 4096; the rule is slab_takes in
-// kernels/scan/scan.cu; the two forwards and the constant backward): a block holds a few channels
+// kernels/scan/scan.cu, the kernels are in kernels/scan/scan_slab.cu; the two forwards and the
+// constant backward): a block holds a few channels
 // for the whole sequence and moves it in rounds, each thread a few consecutive rows of 4 channels
 // a round. Each variant has its own block (threads, rows a thread, channels a block): the constant
 // forward 512 x 8 x 16, the variable forward 512 x 4 x 16 (three operand arrays a row), the
