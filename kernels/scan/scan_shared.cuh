@@ -229,8 +229,9 @@ TLRT_DEVICE_INLINE uint64_t take_ticket(uint32_t* counter) {
   return s_ticket;
 }
 
-// The rows schedule's workspace (kernels/scan/scan_rows.cu): groups of kScanRowsGroup maps a
-// level.
+// The rows schedule's plan (kernels/scan/scan_rows.cu): chunks of Q K rows, whose maps are
+// composed in groups of kScanRowsGroup a level (level 0: the chunks' own), and the workspace that
+// holds the maps of every level.
 constexpr int kRowsGroupLog2 = 5;
 static_assert((uint64_t{1} << kRowsGroupLog2) == kScanRowsGroup, "groups of 2^5 maps");
 constexpr uint64_t kRowsGroupLast = kScanRowsGroup - 1;
