@@ -612,11 +612,11 @@ void selective_scan_bwd_cuda(const ScanOperands<T>& in, const T* out, const T* d
   if (in.steps == 0 || in.state == 0) return;
   const Variant v = in.variable ? Variant::var_bwd : Variant::bwd;
   const Schedule schedule = schedule_of(in.steps, in.state, sizeof(T), v, exact, op);
-  const dim3 exact_blocks = exact_grid(in.state, op);
   // The slab schedule's calls whose (T, S) arrays are not 16-byte aligned (no tlrt buffer is
   // such) take the exact schedule, which needs no workspace either.
   const bool slab_arrays = aligned16(in.x) && aligned16(out) && aligned16(dy) && aligned16(grad.dx);
   if (schedule == Schedule::exact || (schedule == Schedule::slab && !slab_arrays)) {
+    const dim3 exact_blocks = exact_grid(in.state, op);
     if (in.variable) {
       scan_bwd_exact<T, true><<<exact_blocks, kExactThreads, 0, stream>>>(in, out, dy, grad);
     } else {
