@@ -79,7 +79,8 @@ void ordered_fold_ref(const T* x, const FoldGeometry& g, T* out);
 template <class T>
 void reduce_axis_copy_ref(const T* x, uint64_t n, T* out);
 
-// CUDA backend (kernels/reduce_axis/reduce_axis.cu): device memory, asynchronous on `stream`.
+// CUDA backend (kernels/reduce_axis/reduce_axis.cu; the column maxima in reduce_axis_columns.cu,
+// the ordered fold in reduce_axis_fold.cu): device memory, asynchronous on `stream`.
 // An empty output queues nothing (its pointer may be null); an empty input with a nonempty output
 // queues a memset to +0.
 template <class T>
