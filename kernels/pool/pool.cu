@@ -24,7 +24,7 @@
 //   stride 2 without padding on 16-byte aligned operands reads two 16-byte vectors per row and
 //   writes one per thread. Same arithmetic, same orders, same bits as the one-output-per-thread
 //   kernels, which remain for the other geometries.
-// * Smooth max on float32 planes with a 3x3 kernel at stride 1 (kernels/pool/pool_smooth.cu):
+// * Smooth max on float32 planes with a 3x3 kernel at stride 1 (kernels/pool/pool_stream.cu):
 //   streaming kernels instead of the tiles (a thread keeps its window rows in registers down a
 //   strip of rows; see "Smooth max pooling, float32, 3x3 stride 1, planes: streaming kernels"),
 //   with the same bits.

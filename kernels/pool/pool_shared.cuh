@@ -1,7 +1,7 @@
 // What the pooling CUDA translation units share: kernels/pool/pool.cu (every pooling op, one output
-// or one window a thread) and kernels/pool/pool_smooth.cu (smooth max pooling on planes through
-// shared-memory tiles, the float32 streaming kernels and the 2x2 groups). The math of T, the
-// geometry tests both use, and the smooth max planes' launches.
+// or one window a thread), kernels/pool/pool_smooth.cu (smooth max pooling on planes through
+// shared-memory tiles and the 2x2 groups) and kernels/pool/pool_stream.cu (its float32 streaming
+// kernels). The math of T, the geometry tests they use, and the smooth max planes' launches.
 #pragma once
 
 #include <cuda_runtime.h>
