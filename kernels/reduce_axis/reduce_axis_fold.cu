@@ -1,6 +1,5 @@
-// The ordered fold (reduce_sum_axis with the deterministic setting, reduce_from_broadcast),
-// CUDA backend, on contiguous float / double device buffers (the family's other kernels:
-// kernels/reduce_axis/reduce_axis.cu).
+// The ordered fold of reduce_sum_axis and reduce_from_broadcast, CUDA backend, on contiguous
+// float / double device buffers (the family's other kernels: kernels/reduce_axis/reduce_axis.cu).
 //
 // * ordered_fold: out[c] = ((+0 + M[0, c]) + M[1, c]) + ..., one thread per column running the
 //   chain of dependent additions out of shared memory, so that the chain never waits for memory.
