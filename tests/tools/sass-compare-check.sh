@@ -47,7 +47,14 @@ CU
 sed 's/3.0f/5.0f/' "$work/before.cu" >"$work/changed.cu"
 sed 's|^void launch|__global__ void extra_kernel(float* y) { y[0] = 1.0f; }\nvoid launch|' "$work/before.cu" \
   >"$work/added.cu"
-for f in before moved changed added; do
+# A kernel with 16-byte aligned dynamic shared memory, once in the same file as scale_kernel and
+# once in a file of its own: a module holding such a kernel gives every kernel of it a static
+# shared-memory section (1 KiB for one that declares none), so scale_kernel's layout differs while
+# its machine code does not.
+staged='__global__ void staged_kernel(float* y) { extern __shared__ __align__(16) float s[]; s[threadIdx.x] = y[threadIdx.x]; __syncthreads(); y[threadIdx.x] = s[threadIdx.x ^ 1]; }'
+echo "$staged" >"$work/staged.cu"
+{ cat "$work/before.cu"; echo "$staged"; } >"$work/together.cu"
+for f in before moved changed added staged together; do
   "$nvcc" -arch=sm_90 -cubin "$work/$f.cu" -o "$work/$f.cubin" ||
     { echo "sass-compare-check: cannot compile $f.cu"; exit 1; }
 done
@@ -55,7 +62,7 @@ fail() { echo "sass-compare-check: FAILED: $*"; exit 1; }
 out=$(python3 "$script" --cubins "$work/before.cubin" "$work/moved.cubin" 2>&1); rc=$?
 echo "$out"
 [ $rc -eq 0 ] || fail "a moved kernel compares unequal (rc $rc)"
-echo "$out" | grep -q "1 kernels before, 1 after, 1 with the same machine code" ||
+echo "$out" | grep -q "1 kernels before, 1 after; 1 with the same machine code, 1 the same in every part" ||
   fail "the moved kernel is not counted as the same"
 out=$(python3 "$script" --cubins "$work/before.cubin" "$work/changed.cubin" 2>&1); rc=$?
 echo "$out"
@@ -66,4 +73,15 @@ out=$(python3 "$script" --cubins "$work/before.cubin" "$work/added.cubin" 2>&1);
 echo "$out"
 [ $rc -eq 1 ] || fail "an added kernel gives rc $rc, not 1"
 echo "$out" | grep -q "only after: extra_kernel(float\*)" || fail "the added kernel is not named"
+out=$(python3 "$script" --cubins "$work/together.cubin" "$work/before.cubin $work/staged.cubin" 2>&1); rc=$?
+echo "$out"
+[ $rc -eq 1 ] || fail "a changed shared-memory layout gives rc $rc, not 1"
+echo "$out" | grep -q "differs: scale_kernel(float const\*, float\*, int) (static shared memory align 16, 1024 bytes -> align 0, 0 bytes)" ||
+  fail "the shared-memory layout's change is not named with its sizes"
+echo "$out" | grep -q "2 kernels before, 2 after; 2 with the same machine code, 1 the same in every part" ||
+  fail "the summary does not separate machine code from the other parts"
+python3 "$script" --code-only --cubins "$work/together.cubin" "$work/before.cubin $work/staged.cubin" >/dev/null 2>&1 ||
+  fail "--code-only fails on a layout change alone"
+python3 "$script" --code-only --cubins "$work/before.cubin" "$work/changed.cubin" >/dev/null 2>&1 &&
+  fail "--code-only passes a changed kernel"
 echo "sass-compare-check: every promise holds"
