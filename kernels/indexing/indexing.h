@@ -50,7 +50,8 @@ void gather_at_ref(const T* table, uint32_t size, const T* positions, uint64_t c
 template <class T>
 void scatter_add_at_ref(uint32_t size, const T* positions, const T* values, uint64_t count, T* out);
 
-// CUDA backend (kernels/indexing/indexing.cu): device memory, asynchronous on `stream`.
+// CUDA backend (kernels/indexing/indexing.cu; the scatters in indexing_scatter.cu): device memory,
+// asynchronous on `stream`.
 template <class T>
 void gather_rows_cuda(const T* mat, uint64_t rows, uint64_t cols, const uint32_t* idx, uint64_t k,
                       T* out, CUstream_st* stream);
