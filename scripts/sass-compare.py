@@ -251,12 +251,16 @@ def compare(nvdisasm, label, a_cubins, b_cubins, code_only=False):
     return bad == 0
 
 
-def compile_command(build, family):
-    """The nvcc command of the family's first object in the build, as an argument list."""
-    objects = subprocess.run(["ninja", "-C", build, "-t", "targets", "all"], capture_output=True,
+def cuda_objects(build):
+    """The build's CUDA object targets (ninja's list, read once)."""
+    listing = subprocess.run(["ninja", "-C", build, "-t", "targets", "all"], capture_output=True,
                              text=True).stdout
-    target = next((l.split(":")[0] for l in objects.split("\n")
-                   if f"/kernels/{family}/" in l and l.split(":")[0].endswith(".cu.o")), None)
+    return [l.split(":")[0] for l in listing.split("\n") if l.split(":")[0].endswith(".cu.o")]
+
+
+def compile_command(build, objects, family):
+    """The nvcc command of the family's first object in the build, as an argument list."""
+    target = next((o for o in objects if f"/kernels/{family}/" in o), None)
     if target is None:
         fail(f"{build} compiles no .cu of kernels/{family} (configure it with TLRT_ENABLE_CUDA=ON)")
     command = subprocess.run(["ninja", "-C", build, "-t", "commands", target], capture_output=True,
@@ -321,8 +325,9 @@ def main():
         archive = subprocess.run(["git", "-C", ROOT, "archive", args.base],
                                  capture_output=True, check=True).stdout
         subprocess.run(["tar", "-x", "-C", before], input=archive, check=True)
+        objects = cuda_objects(args.build)
         for family in families:
-            template = compile_command(args.build, family)
+            template = compile_command(args.build, objects, family)
             sides = []
             for side, root in (("before", before), ("after", ROOT)):
                 folder = os.path.join(root, "kernels", family)
