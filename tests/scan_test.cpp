@@ -779,11 +779,19 @@ void marked_channels_follow_the_recurrence(uint32_t seed) {
       p.dy[(steps / 4) * S + 11] = -inf;
       p.x[(steps / 5) * S + (S - 2)] = inf;
       if (S > 33) p.dy[(steps / 6) * S + 33] = -inf;
+      // Channel 15: B near the top of the range, X = 0 (so the state decays and fl(g hprev) and
+      // fl(g X) stay finite) and one large dY: g stays finite, fl(g B) overflows. Channel 17: a
+      // non-finite B.
+      const T big_b = sizeof(T) == 4 ? T(1e30) : T(1e300);
+      for (uint64_t t = 0; t < (variable ? steps : 1); ++t) p.b[t * S + 15] = big_b;
+      for (uint64_t t = 0; t < steps; ++t) p.x[t * S + 15] = T(0);
+      p.dy[(steps / 7) * S + 15] = T(1e10);
+      p.b[(variable ? (steps / 8) * S : 0) + 17] = inf;
       p.out = host_fwd(p);
       Handles h = upload(p);
       const std::string what = "T " + std::to_string(steps) + " S " + std::to_string(state) +
                                (variable ? " var" : " const");
-      std::vector<uint64_t> marked = {3, 5, 7, 9, 11, S - 2};
+      std::vector<uint64_t> marked = {3, 5, 7, 9, 11, 15, 17, S - 2};
       if (S > 33) marked.push_back(33);
       auto column = [&](const std::vector<T>& v, uint64_t j) {
         std::vector<T> r;
@@ -803,13 +811,14 @@ void marked_channels_follow_the_recurrence(uint32_t seed) {
       const std::vector<T> got = device_fwd(p, h);
       const std::vector<T> want = host_fwd(p);
       EXPECT_EQ(want[(steps - 1) * S + 3], inf) << what;
-      for (uint64_t j : {uint64_t{3}, uint64_t{5}, uint64_t{7}, uint64_t{9}, S - 2}) {
+      for (uint64_t j : {uint64_t{3}, uint64_t{5}, uint64_t{7}, uint64_t{9}, uint64_t{17}, S - 2}) {
         expect_same(column(got, j), column(want, j), what + " fwd channel " + std::to_string(j));
       }
       const std::vector<long double> fb = tlrt::kernels::selective_scan_fwd_bound(ops);
       expect_within(rest(got), rest(want), rest_bound(fb, S, marked), what + " fwd");
       const Grads<T> g = device_bwd(p, h);
       const Grads<T> gw = host_bwd(p);
+      EXPECT_EQ(std::fabs(gw.dx[(steps / 7) * S + 15]), inf) << what;  // g B overflowed
       const auto bound = tlrt::kernels::selective_scan_bwd_bound(ops, p.out.data(), p.dy.data());
       for (uint64_t j : marked) {
         const std::string c = what + " bwd channel " + std::to_string(j);

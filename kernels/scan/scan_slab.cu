@@ -402,11 +402,20 @@ __global__ void __launch_bounds__(kSlabThreads)
 // then the 16 warps in order), so results repeat bit for bit. Marks: a coefficient outside [-1, 1]
 // (or NaN), a non-finite g, dX or dH0, or a non-finite sum (a non-finite fl(g hprev) or fl(g X)
 // makes it one); after a barrier that follows every write of the block, thread c < C recomputes its
-// channel on the literal recurrence if marked. On the H100 (2026-12-06) it took 0.79 and 0.83 of
-// the chunked kernel's time at T 4096 and 8192 x S 1024 (docs/BENCH.md); 16 channels a block, or
-// 2 rows a thread, measured slower than this block, and so did seven forms that copy X and hprev
-// (and dY) a round or more ahead into shared-memory stages (cp.async; 1.10-1.32 times its time at
-// T 4096 on the H100, 2026-12-07).
+// channel on the literal recurrence if marked. A thread tests each position only in a round that
+// is not whole for it (positions past the end, t = 0, or the sequence's first step); in a whole
+// round it tests its last g and keeps the largest |g|. The marks are the same: with a coefficient
+// in [-1, 1] (any other is marked already), fl(fl(A g) + dY) is non-finite whenever g is (A g is
+// infinite, or NaN for A = 0, and adding dY leaves it so), so a non-finite g makes the thread's
+// last g of the round non-finite; and for finite g, fl(g B) overflows at some position exactly
+// when fl(max |g| |B|) does (rounding is monotonic), which is tested once at the end, a non-finite
+// B once at the start. Against testing each position (H100, 2026-12-07): 1.0-3.0% less time at
+// T 4096 x S 1024, 0.6-1.5% less at T 8192, 0.7-1.7% more at T 2048.
+//
+// On the H100 (2026-12-06) it took 0.79 and 0.83 of the chunked kernel's time at T 4096 and 8192
+// x S 1024 (docs/BENCH.md); 16 channels a block, or 2 rows a thread, measured slower than this
+// block, and so did seven forms that copy X and hprev (and dY) a round or more ahead into
+// shared-memory stages (cp.async; 1.10-1.32 times its time at T 4096 on the H100, 2026-12-07).
 constexpr int kBwdSlabChannels = static_cast<int>(kScanSlabBwd.channels);
 constexpr int kBwdSlabThreads = static_cast<int>(kScanSlabBwd.threads);
 constexpr int kBwdSlabRows = static_cast<int>(kScanSlabBwd.rows);  // U
@@ -459,7 +468,9 @@ __global__ void __launch_bounds__(kBwdSlabThreads, 1)
   if (tid == 0) s_redo = 0;
   __syncthreads();
 
-  // This thread's positions in the round from r0: u = r0 + grp U + k (t = T-1-u), k < n.
+  // This thread's positions in the round from r0: u = r0 + grp U + k (t = T-1-u), k < n. A round
+  // where all U are inside, none is t = 0 and none is the sequence's first step (coefficient 0)
+  // tests no position: `whole`.
   auto inside = [&](uint64_t r0) -> uint64_t {
     const uint64_t u = r0 + static_cast<uint64_t>(grp) * U;
     const uint64_t n = !live || u >= steps ? 0 : steps - u;
@@ -469,15 +480,20 @@ __global__ void __launch_bounds__(kBwdSlabThreads, 1)
     const uint64_t n = inside(r0);
     const float* p =
         dy + (n == 0 ? 0 : (steps - 1 - r0 - static_cast<uint64_t>(grp) * U) * S + col);
+    if (n == static_cast<uint64_t>(U)) {
 #pragma unroll
-    for (int k = 0; k < U; ++k) {
-      d[k] = static_cast<uint64_t>(k) < n ? load4(p) : zero;
-      p -= S;
+      for (int k = 0; k < U; ++k, p -= S) d[k] = load4(p);
+    } else {
+#pragma unroll
+      for (int k = 0; k < U; ++k, p -= S) d[k] = static_cast<uint64_t>(k) < n ? load4(p) : zero;
     }
   };
   Lane4 dv[U], dn[U], hp[U], xv[U];
   load_dy(dv, 0);
   Lane4 sa = zero, sb = zero, g = zero;
+  // The largest |g| of the thread's whole rounds (Marks, above).
+  Lane4 gmax = zero;
+  if (live) marks |= nonfinite4(bc);  // a non-finite B makes every dX non-finite
   int parity = 0;
   for (uint64_t r0 = 0; r0 < steps; r0 += kBwdSlabRound, parity ^= 1) {
     const bool more = r0 + kBwdSlabRound < steps;
@@ -485,24 +501,32 @@ __global__ void __launch_bounds__(kBwdSlabThreads, 1)
     const uint64_t n = inside(r0);
     // t of this thread's first row (0 when it has none: nothing below is read or written then).
     const uint64_t t0 = n == 0 ? 0 : steps - 1 - r0 - static_cast<uint64_t>(grp) * U;
+    const bool whole =
+        n == static_cast<uint64_t>(U) && t0 >= static_cast<uint64_t>(U) && (r0 != 0 || grp != 0);
     {
       const float* px = in.x + t0 * S + col;
       const float* po = out + (t0 == 0 ? 0 : (t0 - 1) * S + col);  // out_{t-1}
+      if (whole) {
 #pragma unroll
-      for (int k = 0; k < U; ++k) {
-        if (static_cast<uint64_t>(k) < n) {
+        for (int k = 0; k < U; ++k, px -= S, po -= S) {
           xv[k] = load4(px);
-          if (t0 == static_cast<uint64_t>(k)) {  // t = 0: hprev is h0
-#pragma unroll
-            for (int i = 0; i < 4; ++i) hp[k].v[i] = load(in.h0 + col + i);
-          } else {
-            hp[k] = load4(po);
-          }
-        } else {
-          xv[k] = hp[k] = zero;
+          hp[k] = load4(po);
         }
-        px -= S;
-        po -= S;
+      } else {
+#pragma unroll
+        for (int k = 0; k < U; ++k, px -= S, po -= S) {
+          if (static_cast<uint64_t>(k) < n) {
+            xv[k] = load4(px);
+            if (t0 == static_cast<uint64_t>(k)) {  // t = 0: hprev is h0
+#pragma unroll
+              for (int i = 0; i < 4; ++i) hp[k].v[i] = load(in.h0 + col + i);
+            } else {
+              hp[k] = load4(po);
+            }
+          } else {
+            xv[k] = hp[k] = zero;
+          }
+        }
       }
     }
     // The group's map from +0 (coefficient A^U), then the inclusive scan across the warp's groups.
@@ -525,23 +549,34 @@ __global__ void __launch_bounds__(kBwdSlabThreads, 1)
     for (int w = 0; w < warp; ++w) g = step4(aw, g, s_agg[parity][w][l]);
     if (gi > 0) g = step4(s_ag[gi][l], g, excl);
     float* pdx = grad.dx + t0 * S + col;
+    if (whole) {
 #pragma unroll
-    for (int k = 0; k < U; ++k) {
-      if (static_cast<uint64_t>(k) < n) {
-        g = step4(r0 == 0 && grp == 0 && k == 0 ? zero : a, g, dv[k]);
-        const Lane4 dx = mul4(g, bc);
-        store4(pdx, dx);
+      for (int k = 0; k < U; ++k, pdx -= S) {
+        g = step4(a, g, dv[k]);
+        store4(pdx, mul4(g, bc));
         sa = add4(sa, mul4(g, hp[k]));
         sb = add4(sb, mul4(g, xv[k]));
-        marks |= nonfinite4(g) | nonfinite4(dx);
-        if (t0 == static_cast<uint64_t>(k)) {  // t = 0
-          const Lane4 dh0 = mul4(g, a);
+        gmax = each4([&](int i) { return fmaxf(gmax.v[i], fabsf(g.v[i])); });
+      }
+      marks |= nonfinite4(g);  // the last g of the round stands for the U
+    } else {
 #pragma unroll
-          for (int i = 0; i < 4; ++i) grad.dh0[col + i] = dh0.v[i];
-          marks |= nonfinite4(dh0);
+      for (int k = 0; k < U; ++k, pdx -= S) {
+        if (static_cast<uint64_t>(k) < n) {
+          g = step4(r0 == 0 && grp == 0 && k == 0 ? zero : a, g, dv[k]);
+          const Lane4 dx = mul4(g, bc);
+          store4(pdx, dx);
+          sa = add4(sa, mul4(g, hp[k]));
+          sb = add4(sb, mul4(g, xv[k]));
+          marks |= nonfinite4(g) | nonfinite4(dx);
+          if (t0 == static_cast<uint64_t>(k)) {  // t = 0
+            const Lane4 dh0 = mul4(g, a);
+#pragma unroll
+            for (int i = 0; i < 4; ++i) grad.dh0[col + i] = dh0.v[i];
+            marks |= nonfinite4(dh0);
+          }
         }
       }
-      pdx -= S;
     }
     if (grp == kBwdSlabGroups - 1) s_carry[parity ^ 1][l] = g;
     if (more) {
@@ -549,6 +584,7 @@ __global__ void __launch_bounds__(kBwdSlabThreads, 1)
       for (int k = 0; k < U; ++k) dv[k] = dn[k];
     }
   }
+  marks |= nonfinite4(mul4(gmax, bc));  // a dX of the whole rounds overflowed
   // The threads' sums: butterflies over the groups of a warp (the same lane l), then the warps in
   // order.
 #pragma unroll
