@@ -246,17 +246,11 @@ __global__ void tile_kernel(const W* __restrict__ x, W* __restrict__ out, TileGe
   const uint32_t row_words = kTile * g.unit + 1;
   const uint32_t lane = threadIdx.x % 32, warp = threadIdx.x / 32, warps = blockDim.x / 32;
   for (uint64_t item = blockIdx.x; item < g.items; item += gridDim.x) {
-    uint64_t rest = item / (g.tiles_k * g.tiles_c);
+    const uint64_t rest = item / (g.tiles_k * g.tiles_c);
     const uint64_t in_tile = item - rest * (g.tiles_k * g.tiles_c);
     const uint64_t tk = in_tile / g.tiles_c, tc = in_tile - tk * g.tiles_c;
-    uint64_t in_base = 0, out_base = 0;
-    for (int j = batch.rank - 1; j >= 0; --j) {
-      const uint64_t q = rest / batch.dims[j];
-      const uint64_t coord = rest - q * batch.dims[j];
-      in_base += coord * batch.in_strides[j];
-      out_base += coord * batch.out_strides[j];
-      rest = q;
-    }
+    const auto [in_base, out_base] =
+        batch_offsets(rest, batch.rank, batch.dims, batch.in_strides, batch.out_strides);
     const uint64_t k0 = tk * kTile, c0 = tc * kTile;
     const uint32_t k_valid =
         static_cast<uint32_t>(g.k_extent - k0 < kTile ? g.k_extent - k0 : kTile);

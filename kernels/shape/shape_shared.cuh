@@ -28,6 +28,28 @@ __device__ __forceinline__ void store16_cs(void* p, const uint4& v) {
                : "memory");
 }
 
+// The input and output offsets of batch `index` over the first `rank` batch axes (extents dims,
+// row-major, the last fastest; strides in and out): the sums of its mixed-radix digits times the
+// strides. The tile and transpose kernels find their batch's base offsets with it.
+struct BatchOffsets {
+  uint64_t in = 0, out = 0;
+};
+template <int N>
+__device__ __forceinline__ BatchOffsets batch_offsets(uint64_t index, int rank,
+                                                      const uint64_t (&dims)[N],
+                                                      const uint64_t (&in)[N],
+                                                      const uint64_t (&out)[N]) {
+  BatchOffsets b;
+  for (int j = rank - 1; j >= 0; --j) {
+    const uint64_t q = index / dims[j];
+    const uint64_t coord = index - q * dims[j];
+    b.in += coord * in[j];
+    b.out += coord * out[j];
+    index = q;
+  }
+  return b;
+}
+
 // Words of W as 16-byte vectors, packed and unpacked in registers (no instruction for uint32_t and
 // uint4; two 32-bit halves per uint64_t).
 template <class W>

@@ -341,14 +341,8 @@ __global__ void __launch_bounds__(kTransposeThreads, (TransposeTile<W, G, kT>::k
   for (uint64_t z = blockIdx.z; z < zs; z += gridDim.z) {
     const uint64_t batch = z / g.chunks;
     const uint64_t chunk = z - batch * g.chunks;
-    uint64_t in_base = 0, out_base = 0, rest = batch;
-    for (int j = g.load_rank - 1; j >= 0; --j) {
-      const uint64_t q = rest / g.load_dims[j];
-      const uint64_t coord = rest - q * g.load_dims[j];
-      in_base += coord * g.load_in[j];
-      out_base += coord * g.load_out[j];
-      rest = q;
-    }
+    const auto [in_base, out_base] =
+        batch_offsets(batch, g.load_rank, g.load_dims, g.load_in, g.load_out);
     const uint64_t rep_begin = chunk * g.chunk;
     const uint64_t rep_count = g.reps - rep_begin < g.chunk ? g.reps - rep_begin : g.chunk;
     const RepWalk first(g, rep_begin);
