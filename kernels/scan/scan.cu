@@ -69,7 +69,7 @@
 // (launch.cuh): each may start its blocks while the kernel before it runs and waits for that
 // kernel's completion before touching what it wrote, which hides two launch gaps. The float32
 // constant backward with few tiles (split_takes) runs the same chunks in three launches instead
-// (split schedule, kernels/scan/scan_chunked.cu: the maps from dY alone, the carries as a serial
+// (split schedule, kernels/scan/scan_split.cu: the maps from dY alone, the carries as a serial
 // chain over them, the steps), with the same bits and no look-back.
 //
 // Preconditions of the fast schedules (SPEC-ops 13): the reassociated composition may turn an

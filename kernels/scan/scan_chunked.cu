@@ -1,7 +1,8 @@
 // Diagonal selective scans, CUDA backend: the chunked schedule (decoupled look-back over chunks of
-// L = 8 K steps of tiles of 32 channels), the constant backward's split schedule, and the
-// recompute of marked channels queued behind them and behind the rows schedule. The overview of
-// the schedules and the rule that picks one are at the top of kernels/scan/scan.cu.
+// L = 8 K steps of tiles of 32 channels), and the recompute of marked channels queued behind it
+// and behind the split and rows schedules. The constant backward's split schedule is in
+// kernels/scan/scan_split.cu. The overview of the schedules and the rule that picks one are at the
+// top of kernels/scan/scan.cu.
 #include <cuda_pipeline.h>
 #include <cuda_runtime.h>
 #include <cuda/atomic>
@@ -31,22 +32,6 @@ constexpr int kStagedForwardBlocks = 5;
 
 // ---------------------------------------------------------------------------------------------
 // Chunked schedule.
-
-// Composes the maps of the segments before `upto` (0 .. upto-1) from shared memory: identity
-// when upto == 0 (returned as have = false).
-template <class T>
-TLRT_DEVICE_INLINE bool compose_segments(const T (*sa)[kTileChannels], const T (*sb)[kTileChannels],
-                                         int upto, int lane, T& pa, T& pb) {
-  if (upto == 0) return false;
-  pa = sa[0][lane];
-  pb = sb[0][lane];
-  for (int q = 1; q < upto; ++q) {
-    const T aq = sa[q][lane];
-    pb = step(aq, pb, sb[q][lane]);
-    pa = mul_rn(aq, pa);
-  }
-  return true;
-}
 
 // Called by every thread of a fast block (chunk is uniform across the block) after the barrier
 // that follows the segment maps. Returns the chunk's carry-in for the thread's channel (chunk 0:
@@ -304,119 +289,6 @@ __global__ void __launch_bounds__(kFastThreads, kStagedForwardBlocks)
   finish_forward_chunk<T, K, P>(in, out, w, s_a, s_b, place, ca, cb, redo, av, bv);
 }
 
-// The constant backward's coefficient at reverse position u: A_{t+1} (ac), 0 at u = 0 (so that g
-// starts as fl(+0 + dY)), and the identity 1 past the sequence or on a channel past S. The chunked,
-// split and maps kernels all take it from here, so their maps agree bit for bit.
-template <class T>
-TLRT_DEVICE_INLINE T constant_bwd_coefficient(bool live, uint64_t u, uint64_t steps, T ac) {
-  return live && u < steps ? (u == 0 ? T(0) : ac) : T(1);
-}
-
-// One chunk of the backward (scan_bwd_fast, scan_bwd_split) in reverse time: position u = T-1-t;
-// coefficient an_u = A_{t+1} (0 at u = 0), bias dY_t, carry +0. `before` runs once the segment
-// maps are in shared memory, before the barrier that publishes them; `carry(seg, lane)` is then
-// called by every thread and returns the chunk's carry-in.
-template <class T, bool Var, int K, class Before, class Carry>
-TLRT_DEVICE_INLINE void bwd_chunk(const ScanOperands<T>& in, const T* __restrict__ out,
-                                  const T* __restrict__ dy, const ScanGradients<T>& grad,
-                                  const WorkPointers<T>& w, uint64_t tile, uint64_t chunk,
-                                  T (*s_a)[kTileChannels], T (*s_b)[kTileChannels], Before before,
-                                  Carry carry) {
-  const int lane = threadIdx.x % kTileChannels, seg = threadIdx.x / kTileChannels;
-  const uint64_t S = in.state, steps = in.steps;
-  const uint64_t c = tile * kTileChannels + lane;
-  const bool live = c < S;
-  const uint64_t u0 =
-      chunk * (static_cast<uint64_t>(kSegments) * K) + static_cast<uint64_t>(seg) * K;
-
-  T ac = T(1), bc = T(0);
-  if (!Var && live) {
-    ac = load(in.a + c);
-    bc = load(in.b + c);
-  }
-  // The constant variant's coefficients stay registers (identity past the end), not arrays.
-  T an_[Var ? K : 1], dv[K], hp[K], xv[K], bv_[Var ? K : 1];
-#pragma unroll
-  for (int k = 0; k < K; ++k) {
-    const uint64_t u = u0 + k;
-    if (live && u < steps) {
-      const uint64_t t = steps - 1 - u;
-      const uint64_t i = t * S + c;
-      dv[k] = load(dy + i);
-      an_[Var ? k : 0] = u == 0 ? T(0) : (Var ? load(in.a + (i + S)) : ac);
-      hp[k] = t == 0 ? load(in.h0 + c) : load(out + (i - S));
-      xv[k] = load(in.x + i);
-      bv_[Var ? k : 0] = Var ? load(in.b + i) : bc;
-    } else {
-      an_[Var ? k : 0] = T(1);
-      dv[k] = T(0);
-      hp[k] = xv[k] = bv_[Var ? k : 0] = T(0);
-    }
-  }
-  auto an = [&](int k) -> T {
-    if constexpr (Var) {
-      return an_[k];
-    } else {
-      return constant_bwd_coefficient(live, u0 + k, steps, ac);
-    }
-  };
-  auto bv = [&](int k) -> T {  // read on steps inside the sequence only
-    if constexpr (Var) {
-      return bv_[k];
-    } else {
-      return bc;
-    }
-  };
-  // Any step outside the preconditions or any non-finite g or output sends the channel to the
-  // exact schedule (rebwd_marked or, in the constant variant, fold_chunks, both queued behind
-  // this kernel).
-  T ca, cb;
-  bool redo = compose_steps<T, K>(an, dv, ca, cb, false);
-  s_a[seg][lane] = ca;
-  s_b[seg][lane] = cb;
-  before();
-  __syncthreads();
-  T g = carry(seg, lane);
-  T pa, pb;
-  if (compose_segments<T>(s_a, s_b, seg, lane, pa, pb)) g = step(pa, g, pb);
-  T sum_a = T(0), sum_b = T(0);
-#pragma unroll
-  for (int k = 0; k < K; ++k) {
-    const uint64_t u = u0 + k;
-    if (live && u < steps) {
-      const uint64_t t = steps - 1 - u;
-      const uint64_t i = t * S + c;
-      g = step(an(k), g, dv[k]);
-      const StepProducts<T> p =
-          bwd_step_outputs<T, Var>(grad, i, g, hp[k], xv[k], bv(k), sum_a, sum_b);
-      redo = redo || !isfinite(g) || !isfinite(p.da) || !isfinite(p.db) || !isfinite(p.dx);
-      if (t == 0) {
-        const T a0 = Var ? load(in.a + c) : ac;
-        const T dh0 = mul_rn(g, a0);
-        grad.dh0[c] = dh0;
-        redo = redo || !(fabs(a0) <= T(1)) || !isfinite(dh0);
-      }
-    }
-  }
-  if (live && redo) w.redo[c] = kRedoMarked;
-  if (!Var) {
-    // The chunk's partial sums, segments in reverse time order.
-    __syncthreads();  // every thread has read s_a / s_b
-    s_a[seg][lane] = sum_a;
-    s_b[seg][lane] = sum_b;
-    __syncthreads();
-    if (seg == 0 && live) {
-      T pa_sum = T(0), pb_sum = T(0);
-      for (int q = 0; q < kSegments; ++q) {
-        pa_sum = add_rn(pa_sum, s_a[q][lane]);
-        pb_sum = add_rn(pb_sum, s_b[q][lane]);
-      }
-      w.part_da[chunk * S + c] = pa_sum;
-      w.part_db[chunk * S + c] = pb_sum;
-    }
-  }
-}
-
 // The chunked backward: a block's chunk and tile from its ticket, the carry-in by look-back.
 template <class T, bool Var, int K, int P>
 __global__ void __launch_bounds__(kFastThreads)
@@ -522,164 +394,6 @@ __global__ void __launch_bounds__(kTileChannels* kFoldGroups)
   }
 }
 
-// ---------------------------------------------------------------------------------------------
-// Split schedule of the constant backward (float32 calls of the chunked schedule with few tiles,
-// split_takes): the chunked kernel's chunks, maps and steps in three launches instead of one
-// look-back. scan_bwd_maps reads only dY and stores each chunk's map, composed as scan_bwd_fast
-// composes it (the same products and sums in the same order); scan_carries runs, for each
-// channel, the serial chain step(a_k, carry, b_k) over its tile's chunk maps from +0 and stores
-// every chunk's carry-in, which is the inclusive value the chunked look-back finds wherever its
-// walk stops; scan_bwd_split loads its chunk's operands while the maps and carries are formed,
-// waits for them, and runs scan_bwd_fast's steps from its carry-in. So every output is the
-// chunked kernel's, bit for bit, and no block waits for a block of its own grid; dY is read twice
-// (five arrays' bytes instead of four), which pays where a tile's look-back chain is what bounds
-// the chunked kernel.
-
-// Maps a carries block stages a round (each of a and b, two buffers): 32 KiB of shared memory.
-template <class T>
-struct CarryRound {
-  static constexpr int kMaps = static_cast<int>(256 / sizeof(T));
-};
-// Blocks of scan_bwd_maps per SM (a grid-stride loop over the slots): each thread has K loads of
-// dY in flight, so 2 blocks an SM stream dY while leaving room for scan_bwd_split's blocks.
-constexpr uint32_t kSplitMapsBlocksPerSm = 2;
-
-template <class T>
-TLRT_DEVICE_INLINE T* map_values(typename LookBits<T>::U* slots) {
-  return reinterpret_cast<T*>(slots);
-}
-
-// The maps of every (chunk, tile) slot of a constant backward into w.agg_a / w.agg_b (slot
-// chunk * tiles + tile, 32 channels), a grid-stride loop over the slots; chunk 0's blocks clear
-// their channels' marks.
-template <class T, int K>
-__global__ void __launch_bounds__(kFastThreads)
-    scan_bwd_maps(ScanOperands<T> in, const T* __restrict__ dy, FastWork<T> w) {
-  allow_dependents();  // scan_carries, and behind it scan_bwd_split, may start their blocks
-  __shared__ T s_a[kSegments][kTileChannels];
-  __shared__ T s_b[kSegments][kTileChannels];
-  const int lane = threadIdx.x % kTileChannels, seg = threadIdx.x / kTileChannels;
-  const uint64_t S = in.state, steps = in.steps, slots = w.tiles * w.chunks;
-  T* agg_a = map_values<T>(w.agg_a);
-  T* agg_b = map_values<T>(w.agg_b);
-  for (uint64_t slot = blockIdx.x; slot < slots; slot += gridDim.x) {
-    const uint64_t tile = slot % w.tiles, chunk = slot / w.tiles;
-    const uint64_t c = tile * kTileChannels + lane;
-    const bool live = c < S;
-    const uint64_t u0 =
-        chunk * (static_cast<uint64_t>(kSegments) * K) + static_cast<uint64_t>(seg) * K;
-    const T ac = live ? load(in.a + c) : T(1);
-    T dv[K];
-#pragma unroll
-    for (int k = 0; k < K; ++k) {
-      const uint64_t u = u0 + k;
-      dv[k] = live && u < steps ? load(dy + ((steps - 1 - u) * S + c)) : T(0);
-    }
-    auto an = [&](int k) -> T { return constant_bwd_coefficient(live, u0 + k, steps, ac); };
-    T ca, cb;
-    compose_steps<T, K>(an, dv, ca, cb, false);
-    s_a[seg][lane] = ca;
-    s_b[seg][lane] = cb;
-    __syncthreads();
-    if (seg == 0) {
-      T ga = T(1), gb = T(0);
-      compose_segments<T>(s_a, s_b, kSegments, lane, ga, gb);
-      const size_t v = static_cast<size_t>(chunk * w.tiles + tile) * kTileChannels + lane;
-      agg_a[v] = ga;
-      agg_b[v] = gb;
-      if (chunk == 0 && live) w.redo[c] = static_cast<uint8_t>(~kRedoMarked);
-    }
-    __syncthreads();  // s_a / s_b are read before the next slot writes them
-  }
-}
-
-// The carry-in of every chunk of a tile (one block a tile): +0 for chunk 0, then the serial chain
-// step(a_k, carry, b_k) over the tile's maps in chunk order, each value stored to w.inclusive at
-// the slot of the chunk it enters. Warp 0 runs the chain over one round of maps in shared memory
-// while the block's threads load the next round into registers.
-template <class T>
-__global__ void __launch_bounds__(kFastThreads) scan_carries(FastWork<T> w) {
-  allow_dependents();  // scan_bwd_split's blocks load their operands meanwhile
-  wait_prior_grid();   // the maps
-  constexpr int R = CarryRound<T>::kMaps;
-  constexpr int kPer = R * kTileChannels / kFastThreads;  // values of a (and of b) a thread loads
-  __shared__ T s_ma[2][R][kTileChannels];
-  __shared__ T s_mb[2][R][kTileChannels];
-  const uint64_t tile = blockIdx.x;
-  const int lane = threadIdx.x % kTileChannels;
-  const T* agg_a = map_values<T>(w.agg_a);
-  const T* agg_b = map_values<T>(w.agg_b);
-  T* carries = map_values<T>(w.inclusive);
-  const uint64_t rounds = (w.chunks + R - 1) / R;
-  T va[kPer], vb[kPer];
-  // Round r's maps into registers (chunk r R + e / 32, channel e % 32 for e = threadIdx.x + j
-  // threads: whole 128-byte rows of a tile's slots a warp). L2-only loads: written by the grid
-  // before, while this one may have been resident.
-  auto load_round = [&](uint64_t r) {
-#pragma unroll
-    for (int j = 0; j < kPer; ++j) {
-      const int e = static_cast<int>(threadIdx.x) + j * kFastThreads;
-      const uint64_t chunk = r * R + static_cast<uint64_t>(e / kTileChannels);
-      if (chunk < w.chunks) {
-        const size_t v = static_cast<size_t>(chunk * w.tiles + tile) * kTileChannels + lane;
-        va[j] = __ldcg(agg_a + v);
-        vb[j] = __ldcg(agg_b + v);
-      } else {  // past the last chunk (never applied): the identity
-        va[j] = T(1);
-        vb[j] = T(0);
-      }
-    }
-  };
-  auto store_round = [&](int buffer) {
-#pragma unroll
-    for (int j = 0; j < kPer; ++j) {
-      const int e = static_cast<int>(threadIdx.x) + j * kFastThreads;
-      s_ma[buffer][e / kTileChannels][lane] = va[j];
-      s_mb[buffer][e / kTileChannels][lane] = vb[j];
-    }
-  };
-  load_round(0);
-  store_round(0);
-  T carry = T(0);
-  for (uint64_t r = 0; r < rounds; ++r) {
-    if (r + 1 < rounds) load_round(r + 1);
-    __syncthreads();  // round r is in buffer r % 2; round r - 1's chain is over
-    const int buffer = static_cast<int>(r % 2);
-    if (threadIdx.x < kTileChannels) {
-      const uint64_t r0 = r * R;
-      const int n = w.chunks - r0 < static_cast<uint64_t>(R) ? static_cast<int>(w.chunks - r0) : R;
-      for (int q = 0; q < n; ++q) {
-        carries[static_cast<size_t>((r0 + q) * w.tiles + tile) * kTileChannels + lane] = carry;
-        carry = step(s_ma[buffer][q][lane], carry, s_mb[buffer][q][lane]);
-      }
-    }
-    if (r + 1 < rounds) store_round(1 - buffer);
-  }
-}
-
-// One (chunk, tile) slot a block (blockIdx.x = chunk * tiles + tile): the constant backward's
-// chunk with the carry-in of scan_carries. The block loads its operands (none of which the maps
-// and carries kernels write) before it waits for them.
-template <class T, int K>
-__global__ void __launch_bounds__(kFastThreads)
-    scan_bwd_split(ScanOperands<T> in, const T* __restrict__ out, const T* __restrict__ dy,
-                   ScanGradients<T> grad, FastWork<T> w) {
-  __shared__ T s_a[kSegments][kTileChannels];
-  __shared__ T s_b[kSegments][kTileChannels];
-  const uint64_t slot = blockIdx.x;
-  bwd_chunk<T, false, K>(
-      in, out, dy, grad, w, slot % w.tiles, slot / w.tiles, s_a, s_b,
-      [] {
-        wait_prior_grid();   // the carries (and, before them, the maps and the cleared marks)
-        allow_dependents();  // fold_chunks, which waits for this grid's completion
-      },
-      [&](int, int lane) {
-        // L2-only load: this grid's blocks may have been resident while the carries were
-        // written.
-        return __ldcg(map_values<T>(w.inclusive) + (slot * kTileChannels + lane));
-      });
-}
-
 }  // namespace
 
 namespace scan_detail {
@@ -690,19 +404,6 @@ dim3 fast_grid(const FastPlan& p, const char* op) {
     fail(ErrorKind::invalid_argument, op, "seqLen*state exceeds the CUDA grid");
   }
   return dim3(static_cast<unsigned>(blocks));
-}
-
-// Whether a chunked constant backward in float32 takes the split schedule: at most 4 tiles of 32
-// channels, or at most 16 tiles of at most 64 chunks. On the H100 (float32, 2026-12-05, the same
-// bits either way) the split took 0.63-0.92 of the chunked time at 4 tiles whatever T (T 8192 x S
-// 128 16.2 against 25.7 us, T 2^17 x S 128 194 against 221, T 2^18 x S 100 343 against 422) and
-// at 8 and 16 tiles of 32 or 64 chunks (T 8192 x S 256 24.0 against 28.4, T 4096 x S 512 23.2
-// against 25.3), where a tile's look-back chain bounds the chunked kernel; it took 1.16-1.25
-// times the chunked time at 8 to 16 tiles of 157 to 2048 chunks and 1.18 times at T 8192 x S
-// 1024, where the chunked kernel moves its bytes at 54-66% of copy and the second read of dY
-// costs more than the chain. Float64 keeps the chunked kernel (not measured).
-bool split_takes(const FastPlan& p) {
-  return p.tiles <= 4 || (p.tiles <= 16 && p.chunks <= 64);
 }
 
 // Sets `words` 16-byte words to all-ones bytes. Its dependents (the fast kernels, launched
@@ -782,28 +483,6 @@ void launch_chunked_forward(const ScanOperands<T>& in, T* out, const FastWork<T>
                                                              w.chunks, exact_blocks, stream, op);
 }
 
-// A split launch of the constant backward (split_takes): the maps, the carries and the chunks'
-// steps, each launched dependent on the one before, then fold_chunks queued behind.
-template <class T>
-void launch_split(const ScanOperands<T>& in, const T* saved_h, const T* dy,
-                  const ScanGradients<T>& grad, const FastPlan& p, void* workspace, dim3 grid,
-                  dim3 exact_blocks, CUstream_st* stream, const char* op) {
-  constexpr int K = fast_steps_per_thread(sizeof(T), ScanPass::backward);
-  check_workspace(workspace, op);
-  const FastWork<T> w = fast_work<T>(p, workspace);
-  const uint64_t sms = current_sm_count(op);
-  const dim3 maps_grid =
-      grid_for(p.tiles * p.chunks, 1, (sms == 0 ? 1 : sms) * kSplitMapsBlocksPerSm);
-  scan_bwd_maps<T, K><<<maps_grid, kFastThreads, 0, stream>>>(in, dy, w);
-  check_launch(op);
-  launch_dependent(scan_carries<T>, dim3(static_cast<unsigned>(p.tiles)), kFastThreads, 0, stream,
-                   op, w);
-  launch_dependent(scan_bwd_split<T, K>, grid, kFastThreads, 0, stream, op, in, saved_h, dy, grad,
-                   w);
-  launch_recompute<T, Variant::bwd>(in, nullptr, saved_h, dy, grad, w, p.chunks, exact_blocks,
-                                    stream, op);
-}
-
 template <class T>
 void launch_chunked_fwd(const ScanOperands<T>& in, T* out, const FastPlan& p, void* workspace,
                         CUstream_st* stream, const char* op) {
@@ -830,7 +509,7 @@ void launch_chunked_bwd(const ScanOperands<T>& in, const T* out, const T* dy,
   const dim3 grid = fast_grid(p, op);
   if constexpr (sizeof(T) == 4) {
     if (!in.variable && split_takes(p)) {
-      launch_split<T>(in, out, dy, grad, p, workspace, grid, exact_blocks, stream, op);
+      launch_split(in, out, dy, grad, p, workspace, grid, exact_blocks, stream, op);
       return;
     }
   }

@@ -1,10 +1,12 @@
 // What the selective scan's CUDA translation units share: kernels/scan/scan.cu (the schedules'
 // choice and the dispatch, the exact and resident schedules), kernels/scan/scan_slab.cu (the slab
-// schedule), kernels/scan/scan_rows.cu (the rows schedule) and kernels/scan/scan_chunked.cu (the
-// chunked and split schedules, and the recompute of marked channels behind them and the rows
-// schedule). The separately rounded step and the composition of maps, the workspace of the chunked
-// and rows schedules and its look-back values, the literal recurrence of one channel that every
-// fast schedule runs again on the channels it marks, and each schedule's launch.
+// schedule), kernels/scan/scan_rows.cu (the rows schedule), kernels/scan/scan_chunked.cu (the
+// chunked schedule, and the recompute of marked channels behind it, the split schedule and the
+// rows schedule) and kernels/scan/scan_split.cu (the constant backward's split schedule). The
+// separately rounded step and the composition of maps, the workspace of the chunked and rows
+// schedules and its look-back values, the backward's chunk of the chunked and split schedules,
+// the literal recurrence of one channel that every fast schedule runs again on the channels it
+// marks, and each schedule's launch.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -401,6 +403,140 @@ __device__ __noinline__ void bwd_channel_exact(ScanOperands<T> in, const T* out,
   bwd_end_literal<T, Var>(in, grad, c, ac, g, sum_a, sum_b);
 }
 
+// ---------------------------------------------------------------------------------------------
+// What the chunked kernels (kernels/scan/scan_chunked.cu) and the split schedule's
+// (kernels/scan/scan_split.cu) share: the composition of a chunk's segment maps and the
+// backward's chunk.
+
+// Composes the maps of the segments before `upto` (0 .. upto-1) from shared memory: identity
+// when upto == 0 (returned as have = false).
+template <class T>
+TLRT_DEVICE_INLINE bool compose_segments(const T (*sa)[kTileChannels], const T (*sb)[kTileChannels],
+                                         int upto, int lane, T& pa, T& pb) {
+  if (upto == 0) return false;
+  pa = sa[0][lane];
+  pb = sb[0][lane];
+  for (int q = 1; q < upto; ++q) {
+    const T aq = sa[q][lane];
+    pb = step(aq, pb, sb[q][lane]);
+    pa = mul_rn(aq, pa);
+  }
+  return true;
+}
+
+// The constant backward's coefficient at reverse position u: A_{t+1} (ac), 0 at u = 0 (so that g
+// starts as fl(+0 + dY)), and the identity 1 past the sequence or on a channel past S. The chunked,
+// split and maps kernels all take it from here, so their maps agree bit for bit.
+template <class T>
+TLRT_DEVICE_INLINE T constant_bwd_coefficient(bool live, uint64_t u, uint64_t steps, T ac) {
+  return live && u < steps ? (u == 0 ? T(0) : ac) : T(1);
+}
+
+// One chunk of the backward (scan_bwd_fast, scan_bwd_split) in reverse time: position u = T-1-t;
+// coefficient an_u = A_{t+1} (0 at u = 0), bias dY_t, carry +0. `before` runs once the segment
+// maps are in shared memory, before the barrier that publishes them; `carry(seg, lane)` is then
+// called by every thread and returns the chunk's carry-in.
+template <class T, bool Var, int K, class Before, class Carry>
+TLRT_DEVICE_INLINE void bwd_chunk(const ScanOperands<T>& in, const T* __restrict__ out,
+                                  const T* __restrict__ dy, const ScanGradients<T>& grad,
+                                  const WorkPointers<T>& w, uint64_t tile, uint64_t chunk,
+                                  T (*s_a)[kTileChannels], T (*s_b)[kTileChannels], Before before,
+                                  Carry carry) {
+  const int lane = threadIdx.x % kTileChannels, seg = threadIdx.x / kTileChannels;
+  const uint64_t S = in.state, steps = in.steps;
+  const uint64_t c = tile * kTileChannels + lane;
+  const bool live = c < S;
+  const uint64_t u0 =
+      chunk * (static_cast<uint64_t>(kSegments) * K) + static_cast<uint64_t>(seg) * K;
+
+  T ac = T(1), bc = T(0);
+  if (!Var && live) {
+    ac = load(in.a + c);
+    bc = load(in.b + c);
+  }
+  // The constant variant's coefficients stay registers (identity past the end), not arrays.
+  T an_[Var ? K : 1], dv[K], hp[K], xv[K], bv_[Var ? K : 1];
+#pragma unroll
+  for (int k = 0; k < K; ++k) {
+    const uint64_t u = u0 + k;
+    if (live && u < steps) {
+      const uint64_t t = steps - 1 - u;
+      const uint64_t i = t * S + c;
+      dv[k] = load(dy + i);
+      an_[Var ? k : 0] = u == 0 ? T(0) : (Var ? load(in.a + (i + S)) : ac);
+      hp[k] = t == 0 ? load(in.h0 + c) : load(out + (i - S));
+      xv[k] = load(in.x + i);
+      bv_[Var ? k : 0] = Var ? load(in.b + i) : bc;
+    } else {
+      an_[Var ? k : 0] = T(1);
+      dv[k] = T(0);
+      hp[k] = xv[k] = bv_[Var ? k : 0] = T(0);
+    }
+  }
+  auto an = [&](int k) -> T {
+    if constexpr (Var) {
+      return an_[k];
+    } else {
+      return constant_bwd_coefficient(live, u0 + k, steps, ac);
+    }
+  };
+  auto bv = [&](int k) -> T {  // read on steps inside the sequence only
+    if constexpr (Var) {
+      return bv_[k];
+    } else {
+      return bc;
+    }
+  };
+  // Any step outside the preconditions or any non-finite g or output sends the channel to the
+  // exact schedule (rebwd_marked or, in the constant variant, fold_chunks, both queued behind
+  // this kernel).
+  T ca, cb;
+  bool redo = compose_steps<T, K>(an, dv, ca, cb, false);
+  s_a[seg][lane] = ca;
+  s_b[seg][lane] = cb;
+  before();
+  __syncthreads();
+  T g = carry(seg, lane);
+  T pa, pb;
+  if (compose_segments<T>(s_a, s_b, seg, lane, pa, pb)) g = step(pa, g, pb);
+  T sum_a = T(0), sum_b = T(0);
+#pragma unroll
+  for (int k = 0; k < K; ++k) {
+    const uint64_t u = u0 + k;
+    if (live && u < steps) {
+      const uint64_t t = steps - 1 - u;
+      const uint64_t i = t * S + c;
+      g = step(an(k), g, dv[k]);
+      const StepProducts<T> p =
+          bwd_step_outputs<T, Var>(grad, i, g, hp[k], xv[k], bv(k), sum_a, sum_b);
+      redo = redo || !isfinite(g) || !isfinite(p.da) || !isfinite(p.db) || !isfinite(p.dx);
+      if (t == 0) {
+        const T a0 = Var ? load(in.a + c) : ac;
+        const T dh0 = mul_rn(g, a0);
+        grad.dh0[c] = dh0;
+        redo = redo || !(fabs(a0) <= T(1)) || !isfinite(dh0);
+      }
+    }
+  }
+  if (live && redo) w.redo[c] = kRedoMarked;
+  if (!Var) {
+    // The chunk's partial sums, segments in reverse time order.
+    __syncthreads();  // every thread has read s_a / s_b
+    s_a[seg][lane] = sum_a;
+    s_b[seg][lane] = sum_b;
+    __syncthreads();
+    if (seg == 0 && live) {
+      T pa_sum = T(0), pb_sum = T(0);
+      for (int q = 0; q < kSegments; ++q) {
+        pa_sum = add_rn(pa_sum, s_a[q][lane]);
+        pb_sum = add_rn(pb_sum, s_b[q][lane]);
+      }
+      w.part_da[chunk * S + c] = pa_sum;
+      w.part_db[chunk * S + c] = pb_sum;
+    }
+  }
+}
+
 // The grid of a launch whose blocks hold `channels` adjacent channels each (the exact and slab
 // schedules).
 inline dim3 channel_grid(uint64_t state, uint64_t channels, const char* op) {
@@ -427,6 +563,10 @@ inline dim3 exact_grid(uint64_t state, const char* op) {
 // (kernels/scan/scan_chunked.cu), after checking its 16-byte alignment.
 void clear_work(const WorkLayout& p, void* workspace, CUstream_st* stream, const char* op);
 
+// Throws invalid_argument naming `op` unless the workspace is 16-byte aligned
+// (kernels/scan/scan_chunked.cu).
+void check_workspace(const void* workspace, const char* op);
+
 // The kernel queued behind a chunked or rows launch of variant V (kernels/scan/scan_chunked.cu):
 // the recompute of the channels marked in w.redo, or the constant backward's fold of its `chunks`
 // per-chunk sums (which also recomputes them).
@@ -444,6 +584,13 @@ template <class T>
 void launch_chunked_bwd(const ScanOperands<T>& in, const T* out, const T* dy,
                         const ScanGradients<T>& grad, const FastPlan& p, void* workspace,
                         CUstream_st* stream, const char* op);
+
+// The split schedule of the float32 constant backward (kernels/scan/scan_split.cu): whether a
+// chunked plan takes it, and its launches on the chunked plan's grid, fold_chunks queued behind.
+bool split_takes(const FastPlan& p);
+void launch_split(const ScanOperands<float>& in, const float* saved_h, const float* dy,
+                  const ScanGradients<float>& grad, const FastPlan& p, void* workspace, dim3 grid,
+                  dim3 exact_blocks, CUstream_st* stream, const char* op);
 
 // The rows schedule of variant V (kernels/scan/scan_rows.cu): the forwards write fwd_h; the
 // backwards read saved_h, dy and write grad. The recompute is queued behind.
