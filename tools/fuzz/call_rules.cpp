@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <utility>
 
 #include "tools/fuzz/lean_values.h"
 
@@ -152,55 +153,57 @@ void judge_attention(const CallPlan& plan, const RuleContext& c, Verdict& v, Jud
   j.expected_result_dtype = dt;
 }
 
-// The ops whose valid calls are fixed by their size arguments (SPEC-ops 8, 10, 11): success
-// exactly when every size argument agrees with its buffer and every host array is well formed,
-// with a result of the size the spec states (the axis maps of broadcast_to and
-// reduce_from_broadcast and the convolutions' geometry are judged from their entries).
-void judge_sized_op(const CallPlan& plan, const RuleContext& c, Verdict& v, Judgement& j) {
-  if (starts_with(plan.symbol->spec->symbol, "torchlean_libtorch_attention_")) {
-    return judge_attention(plan, c, v, j);
-  }
-  const std::string name = plan.symbol->spec->symbol;
-  const std::string op = starts_with(name, "torchlean_cuda_buffer_")
-                             ? name.substr(std::strlen("torchlean_cuda_buffer_"))
-                             : name.substr(std::strlen("torchlean_"));
-  auto arg = [&](const char* param) -> const PlannedArg* {
+// A sized op's call as its rules read it: the op (the symbol without its prefix), the arguments
+// by parameter name, the one dtype of its buffer operands, and the verdict the rules set.
+struct SizedCall {
+  const CallPlan& plan;
+  const RuleContext& c;
+  Verdict& v;
+  Judgement& judgement;
+  std::string op;
+  uint8_t dt = 0;
+
+  const PlannedArg* arg(const char* param) const {
     const int k = param_named(plan, param);
     return k >= 0 ? &plan.args[static_cast<size_t>(k)] : nullptr;
-  };
-  auto u32 = [&](const char* param) -> uint64_t {
+  }
+  uint64_t u32(const char* param) const {
     const PlannedArg* a = arg(param);
     return a ? a->value.u32 : 0;
-  };
-  auto buffer = [&](const char* param) -> const PoolBuffer* {
+  }
+  const PoolBuffer* buffer(const char* param) const {
     const PlannedArg* a = arg(param);
     return a && a->kind == ArgKind::live_buffer ? &c.pool[a->pool_index] : nullptr;
-  };
-  auto array_ok = [&](const char* param) {
+  }
+  bool array_ok(const char* param) const {
     const PlannedArg* a = arg(param);
     return a && a->kind == ArgKind::nat_array && !a->bad_element;
-  };
-  auto result = [&](uint64_t size, uint8_t dtype, uint64_t scratch_factor) {
-    v.success_within(saturating_mul(size * dtype_width(dtype), scratch_factor), c);
-    j.check_result_shape = true;
-    j.expected_result_size = size;
-    j.expected_result_dtype = dtype;
-  };
-  // Every buffer operand of the op, for the one-dtype rule.
-  std::vector<const PoolBuffer*> operands;
-  for (size_t k = 0; k < plan.args.size(); ++k) {
-    if (plan.args[k].kind == ArgKind::live_buffer)
-      operands.push_back(&c.pool[plan.args[k].pool_index]);
   }
-  for (const PoolBuffer* b : operands) {
-    if (b->dtype != operands[0]->dtype) return v.failure("operand dtypes differ");
-  }
-  auto size_is = [&](const char* param, uint64_t want) {
+  bool size_is(const char* param, uint64_t want) const {
     const PoolBuffer* b = buffer(param);
     return b != nullptr && b->size == want;
-  };
-  const uint8_t dt = operands.empty() ? 0 : operands[0]->dtype;
+  }
+  // A success whose result is one buffer of `size` scalars of `dtype` (with up to
+  // `scratch_factor` times its bytes in new payloads), checked against the returned one.
+  void result(uint64_t size, uint8_t dtype, uint64_t scratch_factor) const {
+    v.success_within(saturating_mul(size * dtype_width(dtype), scratch_factor), c);
+    judgement.check_result_shape = true;
+    judgement.expected_result_size = size;
+    judgement.expected_result_dtype = dtype;
+  }
 
+  // The rules of each family, for the ops kSizedRules routes to it.
+  void reductions_and_shapes() const;
+  void products_and_indexing() const;
+  void softmax_and_normalization() const;
+  void scans() const;
+  void fft() const;
+  void pools() const;
+  void convolutions() const;
+};
+
+// Axis reductions, broadcasting and the shape ops (SPEC-ops 8).
+void SizedCall::reductions_and_shapes() const {
   if (op == "reduce_sum_by_row" || op == "reduce_max_by_row" || op == "reduce_max_by_column") {
     if (!size_is("x", u32("rows") * u32("cols"))) return v.failure("size(x) != rows * cols");
     return result(op == "reduce_max_by_column" ? u32("cols") : u32("rows"), dt, 1);
@@ -270,6 +273,11 @@ void judge_sized_op(const CallPlan& plan, const RuleContext& c, Verdict& v, Judg
     }
     return result(arg(forward ? "outDims" : "inDims")->product, dt, forward ? 1 : 2);
   }
+  v.either("no rule of its own");
+}
+
+// Matrix products (SPEC-ops 10) and gathers and scatters (SPEC-ops 11, 16).
+void SizedCall::products_and_indexing() const {
   if (op == "bmm_with_transpose") {
     const uint64_t batch = u32("batch"), m = u32("m"), n = u32("n"), p = u32("p");
     if (u32("transposeA") > 1 || u32("transposeB") > 1) return v.failure("transpose flag > 1");
@@ -307,6 +315,23 @@ void judge_sized_op(const CallPlan& plan, const RuleContext& c, Verdict& v, Judg
     if (indices->length != k) return v.failure("indices.size != k");
     return result(op == "gather_rows" ? k * cols : rows * cols, dt, 4);
   }
+  if (op == "dgemm_cuda") {
+    const uint64_t m = u32("m"), n = u32("n"), p = u32("p");
+    const PlannedArg* a = arg("A");
+    const PlannedArg* b = arg("B");
+    if (a == nullptr || b == nullptr || a->kind != ArgKind::float_array ||
+        b->kind != ArgKind::float_array) {
+      return v.either("an operand is not a FloatArray");
+    }
+    if (a->length != m * n || b->length != n * p) return v.failure("A or B size mismatch");
+    if (saturating_mul(m * p, 8) > c.pool_budget_bytes) return v.either("a large host result");
+    return v.success();
+  }
+  v.either("no rule of its own");
+}
+
+// Softmax (SPEC-ops 7) and layer normalization (SPEC-ops 9).
+void SizedCall::softmax_and_normalization() const {
   // ---- softmax (SPEC-ops 7): the masked rows need both sizes to be rows * cols; softmax_io
   // checks the dims, the axis, the product (zero dims give 0) and the size, in that order.
   if (op == "hard_masked_softmax_by_row") {
@@ -326,7 +351,6 @@ void judge_sized_op(const CallPlan& plan, const RuleContext& c, Verdict& v, Judg
     if (!size_is("input", dims->product)) return v.failure("size(input) != prod(dims)");
     return result(dims->product, dt, 1);
   }
-  // ---- end softmax
   // ---- layer normalization (SPEC-ops 9) -------------------------------------------------------
   // Triples of unequal sizes ((rows*cols, rows*cols, rows) forward, (rows*cols, cols, cols)
   // backward): check_result_shape, which holds every result to one size, stays off.
@@ -343,20 +367,11 @@ void judge_sized_op(const CallPlan& plan, const RuleContext& c, Verdict& v, Judg
     // Factor 2: the backward's column partials on the CUDA backend.
     return v.success_within(saturating_mul(elements * dtype_width(dt), 2), c);
   }
-  // ---- end of layer normalization -------------------------------------------------------------
-  if (op == "dgemm_cuda") {
-    const uint64_t m = u32("m"), n = u32("n"), p = u32("p");
-    const PlannedArg* a = arg("A");
-    const PlannedArg* b = arg("B");
-    if (a == nullptr || b == nullptr || a->kind != ArgKind::float_array ||
-        b->kind != ArgKind::float_array) {
-      return v.either("an operand is not a FloatArray");
-    }
-    if (a->length != m * n || b->length != n * p) return v.failure("A or B size mismatch");
-    if (saturating_mul(m * p, 8) > c.pool_budget_bytes) return v.either("a large host result");
-    return v.success();
-  }
-  // ---- diagonal selective scans (SPEC-ops 13) ----
+  v.either("no rule of its own");
+}
+
+// Diagonal selective scans (SPEC-ops 13).
+void SizedCall::scans() const {
   if (starts_with(op, "selective_scan_diag_")) {
     const bool variable = starts_with(op, "selective_scan_diag_var_");
     const bool backward = op.size() >= 4 && op.compare(op.size() - 4, 4, "_bwd") == 0;
@@ -376,8 +391,11 @@ void judge_sized_op(const CallPlan& plan, const RuleContext& c, Verdict& v, Judg
     return v.success_within(saturating_mul((2 * coefficient + total + state) * dtype_width(dt), 2),
                             c);
   }
-  // ---- end of the selective scans ----
-  // ---- fft: rfft1d_packed, irfft1d_packed(_unnormalized), spectral_conv1d_rfft_fwd / _bwd ----
+  v.either("no rule of its own");
+}
+
+// Real FFTs (SPEC-ops 12) and the legacy spectral convolution (SPEC-ops 16).
+void SizedCall::fft() const {
   if (op == "rfft1d_packed" || op == "irfft1d_packed" || op == "irfft1d_packed_unnormalized") {
     const uint64_t batch = u32("batch"), n = u32("n");
     if (n == 0) return v.failure("length must be positive");
@@ -404,8 +422,11 @@ void judge_sized_op(const CallPlan& plan, const RuleContext& c, Verdict& v, Judg
     return v.success_within(
         saturating_mul(saturating_mul(grid * width, 2) + 2 * weights, 4 * dtype_width(dt)), c);
   }
-  // ---- end fft ---------------------------------------------------------------------------------
-  // ---- pool: maxpool, avgpool, smooth_maxpool forward and backward (SPEC-ops 14.1, 14.3-14.5) --
+  v.either("no rule of its own");
+}
+
+// Max, average and smooth max pooling (SPEC-ops 14.1, 14.3-14.5).
+void SizedCall::pools() const {
   if (op == "maxpool_fwd" || op == "maxpool_bwd" || op == "avgpool_fwd" || op == "avgpool_bwd" ||
       op == "smooth_maxpool_fwd" || op == "smooth_maxpool_bwd") {
     const bool backward = op.compare(op.size() - 4, 4, "_bwd") == 0;
@@ -470,11 +491,14 @@ void judge_sized_op(const CallPlan& plan, const RuleContext& c, Verdict& v, Judg
     // The smooth backward's workspace holds two values per output.
     return result(backward ? in_count : out_count, dt, backward ? 3 : 1);
   }
-  // ---- end pool --------------------------------------------------------------------------------
-  // ---- conv: conv_fwd, conv_bwd, convtranspose_fwd, convtranspose_bwd, buffer_conv_io ----------
-  // SPEC-ops 14.1, 14.2 and 14.6 from the arrays' entries: kernel and stride (and conv_io's
-  // dilation) positive, every output extent within UInt32, the buffers of the stated volumes.
-  // The backward results are triples of unequal sizes: check_result_shape stays off.
+  v.either("no rule of its own");
+}
+
+// Convolutions (SPEC-ops 14.1, 14.2, 14.6).
+void SizedCall::convolutions() const {
+  // From the arrays' entries: kernel and stride (and conv_io's dilation) positive, every output
+  // extent within UInt32, the buffers of the stated volumes. The backward results are triples of
+  // unequal sizes: check_result_shape stays off.
   if (op == "cuda_conv_fwd" || op == "cuda_conv_bwd" || op == "cuda_convtranspose_fwd" ||
       op == "cuda_convtranspose_bwd") {
     for (const char* a : {"inSpatial", "kernelSpatial", "stride", "padding"}) {
@@ -578,7 +602,78 @@ void judge_sized_op(const CallPlan& plan, const RuleContext& c, Verdict& v, Judg
     }
     return result(output, dt, 4);
   }
-  // ---- end conv --------------------------------------------------------------------------------
+  v.either("no rule of its own");
+}
+
+// The family rules of each sized op (the selective scans by their prefix, in judge_sized_op).
+using SizedRules = void (SizedCall::*)() const;
+const std::pair<const char*, SizedRules> kSizedRules[] = {
+    {"reduce_sum_by_row", &SizedCall::reductions_and_shapes},
+    {"reduce_max_by_row", &SizedCall::reductions_and_shapes},
+    {"reduce_max_by_column", &SizedCall::reductions_and_shapes},
+    {"broadcast_vec_to_cols", &SizedCall::reductions_and_shapes},
+    {"concat1d", &SizedCall::reductions_and_shapes},
+    {"slice1d", &SizedCall::reductions_and_shapes},
+    {"swap_adjacent_at_depth", &SizedCall::reductions_and_shapes},
+    {"reduce_sum_axis", &SizedCall::reductions_and_shapes},
+    {"broadcast_to", &SizedCall::reductions_and_shapes},
+    {"reduce_from_broadcast", &SizedCall::reductions_and_shapes},
+    {"bmm_with_transpose", &SizedCall::products_and_indexing},
+    {"gather_at", &SizedCall::products_and_indexing},
+    {"scatter_add_at", &SizedCall::products_and_indexing},
+    {"gather_rows", &SizedCall::products_and_indexing},
+    {"scatter_add_rows", &SizedCall::products_and_indexing},
+    {"scatter_add", &SizedCall::products_and_indexing},
+    {"dgemm_cuda", &SizedCall::products_and_indexing},
+    {"hard_masked_softmax_by_row", &SizedCall::softmax_and_normalization},
+    {"softmax_io", &SizedCall::softmax_and_normalization},
+    {"layer_norm_fwd", &SizedCall::softmax_and_normalization},
+    {"layer_norm_bwd", &SizedCall::softmax_and_normalization},
+    {"rfft1d_packed", &SizedCall::fft},
+    {"irfft1d_packed", &SizedCall::fft},
+    {"irfft1d_packed_unnormalized", &SizedCall::fft},
+    {"spectral_conv1d_rfft_fwd", &SizedCall::fft},
+    {"spectral_conv1d_rfft_bwd", &SizedCall::fft},
+    {"maxpool_fwd", &SizedCall::pools},
+    {"maxpool_bwd", &SizedCall::pools},
+    {"avgpool_fwd", &SizedCall::pools},
+    {"avgpool_bwd", &SizedCall::pools},
+    {"smooth_maxpool_fwd", &SizedCall::pools},
+    {"smooth_maxpool_bwd", &SizedCall::pools},
+    {"cuda_conv_fwd", &SizedCall::convolutions},
+    {"cuda_conv_bwd", &SizedCall::convolutions},
+    {"cuda_convtranspose_fwd", &SizedCall::convolutions},
+    {"cuda_convtranspose_bwd", &SizedCall::convolutions},
+    {"conv_io", &SizedCall::convolutions},
+};
+
+// The ops whose valid calls are fixed by their size arguments (SPEC-ops 7-14, 16): success
+// exactly when every size argument agrees with its buffer and every host array is well formed,
+// with a result of the size the spec states (the axis maps of broadcast_to and
+// reduce_from_broadcast and the convolutions' geometry are judged from their entries).
+void judge_sized_op(const CallPlan& plan, const RuleContext& c, Verdict& v, Judgement& j) {
+  if (starts_with(plan.symbol->spec->symbol, "torchlean_libtorch_attention_")) {
+    return judge_attention(plan, c, v, j);
+  }
+  const std::string name = plan.symbol->spec->symbol;
+  SizedCall s{plan, c, v, j,
+              starts_with(name, "torchlean_cuda_buffer_")
+                  ? name.substr(std::strlen("torchlean_cuda_buffer_"))
+                  : name.substr(std::strlen("torchlean_"))};
+  // Every buffer operand of the op, for the one-dtype rule.
+  std::vector<const PoolBuffer*> operands;
+  for (size_t k = 0; k < plan.args.size(); ++k) {
+    if (plan.args[k].kind == ArgKind::live_buffer)
+      operands.push_back(&c.pool[plan.args[k].pool_index]);
+  }
+  for (const PoolBuffer* b : operands) {
+    if (b->dtype != operands[0]->dtype) return v.failure("operand dtypes differ");
+  }
+  s.dt = operands.empty() ? 0 : operands[0]->dtype;
+  if (starts_with(s.op, "selective_scan_diag_")) return s.scans();
+  for (const auto& [op, rules] : kSizedRules) {
+    if (s.op == op) return (s.*rules)();
+  }
   v.either("no rule of its own");
 }
 
