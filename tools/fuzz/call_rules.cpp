@@ -11,7 +11,6 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
-#include <utility>
 
 #include "tools/fuzz/lean_values.h"
 #include "tools/fuzz/rule_detail.h"
